@@ -1,0 +1,50 @@
+package org.shine.server;
+
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.time.Clock;
+import java.util.Objects;
+import java.util.function.Supplier;
+import org.shine.server.bus.Codecs;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.Database;
+import org.shine.server.delivery.DeliveryVerticle;
+import org.shine.server.directory.DirectoryVerticle;
+import org.shine.server.gateway.GatewayVerticle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One node of an access server: prepares the database, then deploys the verticles (the gateway last, so that
+ * {@code /health} answers only once every consumer is ready).
+ */
+public final class ShineServer {
+  private static final Logger LOG = LoggerFactory.getLogger(ShineServer.class);
+  private final Vertx vertx;
+  private final AppConfig config;
+  private final Clock clock;
+
+  public ShineServer(Vertx vertx, AppConfig config, Clock clock) {
+    this.vertx = Objects.requireNonNull(vertx);
+    this.config = Objects.requireNonNull(config);
+    this.clock = Objects.requireNonNull(clock);
+  }
+
+  public Future<Void> start() {
+    Codecs.register(vertx);
+    AppConfig.Instances n = config.instances();
+    return Database.prepare(vertx, config.db())
+        .compose(v -> Future.all(
+            deploy(() -> new DirectoryVerticle(config, clock), n.directory()),
+            deploy(() -> new DeliveryVerticle(config, clock), n.delivery())))
+        .compose(v -> deploy(() -> new GatewayVerticle(config), n.gateway()))
+        .onSuccess(v -> LOG.info("server {} is up at {} (http {}:{})", config.serverLogin(), config.publicUrl(),
+            config.http().host(), config.http().port()))
+        .mapEmpty();
+  }
+
+  private Future<String> deploy(Supplier<io.vertx.core.Deployable> factory, int instances) {
+    return vertx.deployVerticle(factory, new DeploymentOptions().setInstances(instances));
+  }
+}

@@ -1,0 +1,24 @@
+package org.shine.server.bus;
+
+/** Every event-bus address of the server, in one place. */
+public final class Addresses {
+  /** Directory: publish a user card ({@code PublishCardCommand} → {@code CardResult}). */
+  public static final String DIRECTORY_PUBLISH = "directory.publish";
+  /** Directory: read a user card ({@code String login} → {@code CardResult}). */
+  public static final String DIRECTORY_GET = "directory.get";
+  /** Published (cluster-wide) with the login whose card changed, so caches drop it. */
+  public static final String DIRECTORY_CHANGED = "directory.changed";
+  /** Delivery: accept a signed pair from an authenticated client ({@code SendPairCommand} → {@code SendPairResult}). */
+  public static final String DM_SEND_PAIR = "dm.send-pair";
+  /** Delivery: a page of one conversation ({@code HistoryQuery} → {@code HistoryPage}). */
+  public static final String DM_HISTORY = "dm.history";
+  private static final String USER_EVENTS_PREFIX = "user.events.";
+
+  private Addresses() {
+  }
+
+  /** Where events for one user's live sessions are published (each carries a complete event frame as text). */
+  public static String userEvents(String login) {
+    return USER_EVENTS_PREFIX + login;
+  }
+}

@@ -1,0 +1,30 @@
+package org.shine.server.bus;
+
+import io.vertx.core.Vertx;
+import java.util.List;
+import org.shine.server.db.DirectoryRepository;
+import org.shine.server.delivery.HistoryPage;
+import org.shine.server.delivery.HistoryQuery;
+import org.shine.server.delivery.SendPairCommand;
+import org.shine.server.delivery.SendPairResult;
+import org.shine.server.directory.DirectoryService;
+import org.shine.server.directory.UserCard;
+
+/** The record types that travel on the local bus, each with the {@link LocalRecordCodec}. */
+public final class Codecs {
+  private static final List<Class<?>> LOCAL_TYPES = List.of(
+      UserCard.class,
+      DirectoryService.PublishResult.class,
+      DirectoryRepository.StoredUser.class,
+      SendPairCommand.class,
+      SendPairResult.class,
+      HistoryQuery.class,
+      HistoryPage.class);
+
+  private Codecs() {
+  }
+
+  public static void register(Vertx vertx) {
+    LocalRecordCodec.registerAll(vertx, LOCAL_TYPES);
+  }
+}

@@ -1,0 +1,276 @@
+package org.shine.server.cli;
+
+import io.vertx.core.Vertx;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.shine.server.client.KeyFile;
+import org.shine.server.client.ShineClient;
+import org.shine.server.client.ShineClient.SignedPair;
+import org.shine.server.dm.DmCodec;
+import org.shine.server.dm.DmContainer;
+import org.shine.server.dm.DmKind;
+
+/**
+ * Benchmarks: {@code bench codec} (container parse + signature verify, one thread) and {@code bench send}
+ * (SendMessagePair over many WebSocket connections against a running server, same-server recipients).
+ */
+public final class BenchCommand {
+  static final String USAGE = String.join("\n",
+      "bench codec [--count N]                        parse + verify N signed containers on one thread",
+      "bench send --server URL [--clients C] [--rate R] [--seconds S] [--window W] [--body BYTES] [--tag T]",
+      "       C connections (one sender user each, recipient on the same server); --rate 0 = as fast as",
+      "       possible with W requests in flight per connection; otherwise an open loop of R pairs/s in all.");
+
+  private BenchCommand() {
+  }
+
+  public static int run(String[] args) {
+    if (args.length == 0 || args[0].equals("help")) {
+      System.out.println(USAGE);
+      return args.length == 0 ? 2 : 0;
+    }
+    return switch (args[0]) {
+      case "codec" -> codec(Args.parse(args, 1, Set.of("count")));
+      case "send" -> send(Args.parse(args, 1, Set.of("server", "clients", "rate", "seconds", "window", "body",
+          "tag")));
+      default -> throw new Args.UsageException("unknown bench " + args[0] + "\n" + USAGE);
+    };
+  }
+
+  private static int codec(Args options) {
+    int count = (int) options.longValue("count", 20_000);
+    KeyFile key = KeyFile.generate("alice");
+    byte[] body = new byte[256];
+    List<byte[]> blobs = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      blobs.add(DmCodec.sign(DmKind.OUTGOING, System.currentTimeMillis(), i, 0, "alice", "bob", "", body,
+          key.privateKey()).bytes());
+    }
+    for (int round = 0; round < 3; round++) {
+      long parseStart = System.nanoTime();
+      List<DmContainer> parsed = new ArrayList<>(count);
+      for (byte[] blob : blobs) {
+        try {
+          parsed.add(DmCodec.parse(blob));
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }
+      long parseEnd = System.nanoTime();
+      int valid = 0;
+      for (DmContainer container : parsed) {
+        valid += container.verifySignature(key.publicKey()) ? 1 : 0;
+      }
+      long verifyEnd = System.nanoTime();
+      if (valid != count) {
+        throw new IllegalStateException("only " + valid + " of " + count + " signatures verified");
+      }
+      System.out.printf(Locale.ROOT, "round %d: parse %.0f containers/s, verify %.0f signatures/s, parse+verify"
+              + " %.0f containers/s (%d containers of %d-byte body, 1 thread)%n", round + 1,
+          count / seconds(parseStart, parseEnd), count / seconds(parseEnd, verifyEnd),
+          count / seconds(parseStart, verifyEnd), count, body.length);
+    }
+    return 0;
+  }
+
+  private static int send(Args options) {
+    String url = options.required("server");
+    int clients = (int) options.longValue("clients", 64);
+    long rate = options.longValue("rate", 0);
+    int seconds = (int) options.longValue("seconds", 20);
+    int window = (int) options.longValue("window", 8);
+    int bodySize = (int) options.longValue("body", 128);
+    String tag = options.optional("tag", Long.toString(System.currentTimeMillis() % 1_000_000, 36));
+    Vertx vertx = Vertx.vertx();
+    try {
+      List<Sender> senders = prepare(vertx, url, clients, tag);
+      long total = rate > 0 ? rate * seconds : Long.MAX_VALUE;
+      System.out.printf(Locale.ROOT, "signing pairs for %d connections...%n", clients);
+      long perClient = rate > 0 ? (total + clients - 1) / clients : estimateClosedLoop(seconds);
+      byte[] body = new byte[bodySize];
+      Arrays.fill(body, (byte) 'x');
+      for (Sender sender : senders) {
+        sender.sign(perClient, body);
+      }
+      System.out.printf(Locale.ROOT, "running %s for %d s over %d connections...%n",
+          rate > 0 ? rate + " pairs/s open loop" : "closed loop, window " + window, seconds, clients);
+      Result result = rate > 0 ? openLoop(vertx, senders, rate, seconds) : closedLoop(senders, window, seconds);
+      result.print();
+      return result.errors.get() == 0 ? 0 : 1;
+    } finally {
+      vertx.close();
+    }
+  }
+
+  private static long estimateClosedLoop(int seconds) {
+    return Math.max(1_000, seconds * 150L);
+  }
+
+  private static List<Sender> prepare(Vertx vertx, String url, int clients, String tag) {
+    ShineClient admin = ShineClient.connect(vertx, url).await();
+    String serverLogin = admin.serverLogin("bench").await();
+    List<Map.Entry<String, String>> routes = List.of(Map.entry(serverLogin, url));
+    List<Sender> senders = new ArrayList<>();
+    for (int i = 0; i < clients; i++) {
+      String from = "b" + tag + "-s" + i;
+      String to = "b" + tag + "-r" + i;
+      KeyFile fromKey = KeyFile.generate(from);
+      admin.publishCard(from, fromKey, routes, 1).await();
+      admin.publishCard(to, KeyFile.generate(to), routes, 1).await();
+      ShineClient client = ShineClient.connect(vertx, url).await();
+      client.login(from, fromKey).await();
+      senders.add(new Sender(client, from, fromKey, to));
+    }
+    admin.close();
+    return senders;
+  }
+
+  private static Result closedLoop(List<Sender> senders, int window, int seconds) {
+    Result result = new Result();
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    CountDownLatch done = new CountDownLatch(senders.size() * window);
+    result.start = System.nanoTime();
+    for (Sender sender : senders) {
+      for (int w = 0; w < window; w++) {
+        sender.client.vertx().runOnContext(v -> sendNext(sender, result, end, done));
+      }
+    }
+    awaitQuietly(done, seconds + 60);
+    result.end = System.nanoTime();
+    return result;
+  }
+
+  private static void sendNext(Sender sender, Result result, long end, CountDownLatch done) {
+    SignedPair pair = sender.next();
+    if (pair == null || System.nanoTime() > end) {
+      done.countDown();
+      return;
+    }
+    long started = System.nanoTime();
+    sender.client.sendPair(pair).onComplete(ar -> {
+      result.record(started, ar.succeeded());
+      sendNext(sender, result, end, done);
+    });
+  }
+
+  private static Result openLoop(Vertx vertx, List<Sender> senders, long rate, int seconds) {
+    Result result = new Result();
+    long total = rate * seconds;
+    double intervalNanos = 1e9 / rate;
+    AtomicLong issued = new AtomicLong();
+    AtomicInteger outstanding = new AtomicInteger();
+    CountDownLatch done = new CountDownLatch(1);
+    result.start = System.nanoTime();
+    long tickMs = 1;
+    vertx.setPeriodic(tickMs, id -> {
+      long now = System.nanoTime();
+      long due = Math.min(total, (long) ((now - result.start) / intervalNanos) + 1);
+      while (issued.get() < due) {
+        long n = issued.getAndIncrement();
+        // latency counts from the intended send time, so a stalled server cannot hide its queueing
+        long intended = result.start + (long) (n * intervalNanos);
+        Sender sender = senders.get((int) (n % senders.size()));
+        SignedPair pair = sender.next();
+        if (pair == null) {
+          result.errors.incrementAndGet();
+          continue;
+        }
+        outstanding.incrementAndGet();
+        sender.client.sendPair(pair).onComplete(ar -> {
+          result.record(intended, ar.succeeded());
+          if (outstanding.decrementAndGet() == 0 && issued.get() >= total) {
+            done.countDown();
+          }
+        });
+      }
+      if (issued.get() >= total) {
+        vertx.cancelTimer(id);
+      }
+    });
+    awaitQuietly(done, seconds + 60);
+    result.end = System.nanoTime();
+    return result;
+  }
+
+  private static void awaitQuietly(CountDownLatch latch, long seconds) {
+    try {
+      if (!latch.await(seconds, TimeUnit.SECONDS)) {
+        System.out.println("warning: not every request completed in time");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static double seconds(long startNanos, long endNanos) {
+    return (endNanos - startNanos) / 1e9;
+  }
+
+  /** One connection logged in as one sender, with its pre-signed pairs. */
+  private static final class Sender {
+    final ShineClient client;
+    final String from;
+    final KeyFile key;
+    final String to;
+    final List<SignedPair> pairs = new ArrayList<>();
+    final AtomicInteger next = new AtomicInteger();
+
+    Sender(ShineClient client, String from, KeyFile key, String to) {
+      this.client = client;
+      this.from = from;
+      this.key = key;
+      this.to = to;
+    }
+
+    void sign(long count, byte[] body) {
+      long now = System.currentTimeMillis();
+      for (long i = 0; i < count; i++) {
+        pairs.add(ShineClient.signPair(from, key, to, now, ShineClient.randomNonce(), 0, body));
+      }
+    }
+
+    SignedPair next() {
+      int i = next.getAndIncrement();
+      return i < pairs.size() ? pairs.get(i) : null;
+    }
+  }
+
+  /** Latencies and counts of one run. */
+  private static final class Result {
+    final List<Long> latencies = new ArrayList<>();
+    final AtomicLong ok = new AtomicLong();
+    final AtomicLong errors = new AtomicLong();
+    long start;
+    long end;
+
+    synchronized void record(long startedNanos, boolean success) {
+      latencies.add(System.nanoTime() - startedNanos);
+      (success ? ok : errors).incrementAndGet();
+    }
+
+    synchronized void print() {
+      long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
+      double secs = seconds(start, end);
+      System.out.printf(Locale.ROOT, "pairs ok: %d, errors: %d, elapsed %.1f s, throughput %.0f pairs/s%n",
+          ok.get(), errors.get(), secs, ok.get() / secs);
+      if (sorted.length > 0) {
+        System.out.printf(Locale.ROOT, "accept latency ms: p50 %.1f  p90 %.1f  p99 %.1f  max %.1f%n",
+            pct(sorted, 0.50), pct(sorted, 0.90), pct(sorted, 0.99), sorted[sorted.length - 1] / 1e6);
+      }
+    }
+
+    private static double pct(long[] sorted, double p) {
+      return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)] / 1e6;
+    }
+  }
+
+
+}

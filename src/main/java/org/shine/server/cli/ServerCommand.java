@@ -1,0 +1,60 @@
+package org.shine.server.cli;
+
+import io.vertx.core.Vertx;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.shine.server.ShineServer;
+import org.shine.server.config.AppConfig;
+import org.shine.server.config.ConfigException;
+import org.shine.server.config.ConfigLoader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sun.misc.Signal;
+
+/** {@code server --config FILE}: runs one node until SIGTERM/SIGINT, then drains and exits 0. */
+public final class ServerCommand {
+  private static final Logger LOG = LoggerFactory.getLogger(ServerCommand.class);
+  private static final long SHUTDOWN_LIMIT_S = 30;
+
+  private ServerCommand() {
+  }
+
+  public static int run(String[] args) {
+    Args options = Args.parse(args, 0, Set.of("config"));
+    AppConfig config = ConfigLoader.load(Path.of(options.required("config")), System.getenv());
+    if (config.cluster().enabled()) {
+      throw new ConfigException("cluster.enabled=true is not supported by this build yet; run one node per "
+          + "database or set it to false");
+    }
+    Vertx vertx = Vertx.vertx();
+    try {
+      new ShineServer(vertx, config, Clock.systemUTC()).start().await();
+    } catch (RuntimeException e) {
+      LOG.error("server failed to start: {}", e.toString());
+      vertx.close().await();
+      return 1;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runnable shutdown = () -> {
+      LOG.info("shutting down: draining in-flight requests");
+      try {
+        vertx.close().await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        LOG.warn("shutdown did not finish cleanly: {}", e.toString());
+      }
+      stopped.countDown();
+    };
+    Signal.handle(new Signal("TERM"), signal -> new Thread(shutdown, "shutdown").start());
+    Signal.handle(new Signal("INT"), signal -> new Thread(shutdown, "shutdown").start());
+    try {
+      stopped.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    LOG.info("stopped");
+    return 0;
+  }
+}

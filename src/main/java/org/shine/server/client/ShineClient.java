@@ -1,0 +1,217 @@
+package org.shine.server.client;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.WebSocket;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketClientOptions;
+import io.vertx.core.http.WebSocketConnectOptions;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.shine.server.dm.DmCodec;
+import org.shine.server.dm.DmContainer;
+import org.shine.server.dm.DmKind;
+import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.util.Json;
+
+/**
+ * A WebSocket client of one access server: requests matched to responses by {@code requestId}, server events
+ * handed to a listener, and helpers that sign cards, logins and message pairs. Used by the CLI and the tests.
+ */
+public final class ShineClient {
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private final Vertx vertx;
+  private final WebSocketClient wsClient;
+  private final Map<String, Promise<JsonNode>> pending = new ConcurrentHashMap<>();
+  private final List<Consumer<JsonNode>> eventListeners = new CopyOnWriteArrayList<>();
+  private WebSocket socket;
+  private final AtomicLong nextId = new AtomicLong();
+  private volatile Consumer<JsonNode> rawListener = frame -> { };
+
+  private ShineClient(Vertx vertx) {
+    this.vertx = vertx;
+    this.wsClient = vertx.createWebSocketClient(new WebSocketClientOptions()
+        .setMaxFrameSize(4 << 20).setMaxMessageSize(4 << 20));
+  }
+
+  /** Connects to a {@code ws://host:port/ws} URL. */
+  public static Future<ShineClient> connect(Vertx vertx, String url) {
+    ShineClient client = new ShineClient(vertx);
+    URI uri = URI.create(url);
+    WebSocketConnectOptions options = new WebSocketConnectOptions()
+        .setHost(uri.getHost())
+        .setPort(uri.getPort() > 0 ? uri.getPort() : ("wss".equals(uri.getScheme()) ? 443 : 80))
+        .setSsl("wss".equals(uri.getScheme()))
+        .setURI(uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/ws" : uri.getRawPath());
+    return client.wsClient.connect(options).map(ws -> {
+      client.socket = ws;
+      ws.textMessageHandler(client::onFrame);
+      ws.closeHandler(v -> client.failPending("connection closed"));
+      return client;
+    });
+  }
+
+  /** Listens to server-pushed events ({@code op} + {@code payload}, no {@code requestId}). */
+  public ShineClient onEvent(Consumer<JsonNode> listener) {
+    eventListeners.add(listener);
+    return this;
+  }
+
+  /** Sees every frame that arrives, responses included (for tests). */
+  public ShineClient onRawFrame(Consumer<JsonNode> listener) {
+    this.rawListener = listener;
+    return this;
+  }
+
+  /** Sends a request; succeeds with the payload of a 200, fails with {@link ShineClientException} otherwise. */
+  public Future<JsonNode> request(String op, JsonNode payload) {
+    String requestId = "c-" + nextId.incrementAndGet();
+    ObjectNode frame = Json.MAPPER.createObjectNode();
+    frame.put("op", op).put("requestId", requestId).set("payload", payload);
+    Promise<JsonNode> promise = Promise.promise();
+    pending.put(requestId, promise);
+    sendRaw(frame.toString()).onFailure(failure -> {
+      if (pending.remove(requestId) != null) {
+        promise.tryFail(failure);
+      }
+    });
+    return promise.future();
+  }
+
+  /** Writes a frame as is (for tests of malformed input). */
+  public Future<Void> sendRaw(String text) {
+    return socket.writeTextMessage(text);
+  }
+
+  public Future<Void> close() {
+    return socket.close().eventually(wsClient::close);
+  }
+
+  /** AuthChallenge + AuthLogin with the key file's key. */
+  public Future<JsonNode> login(String login, KeyFile key) {
+    return request("AuthChallenge", object().put("login", login)).compose(challenge -> {
+      String signed = "SHiNE_AUTH|" + challenge.get("serverLogin").asText() + "|"
+          + challenge.get("challengeB64").asText();
+      byte[] signature = Ed25519Signer.sign(key.privateKey(), signed.getBytes(StandardCharsets.UTF_8));
+      return request("AuthLogin", object().put("login", login)
+          .put("signatureB64", Base64.getEncoder().encodeToString(signature)));
+    });
+  }
+
+  /** The serverLogin of the connected server (via an AuthChallenge that is never answered). */
+  public Future<String> serverLogin(String anyLogin) {
+    return request("AuthChallenge", object().put("login", anyLogin)).map(r -> r.get("serverLogin").asText());
+  }
+
+  /** Signs and publishes a card listing {@code routes} (serverLogin → url, in order). */
+  public Future<JsonNode> publishCard(String login, KeyFile key, List<Map.Entry<String, String>> routes,
+      long version) {
+    return request("PublishUserCard", object().set("card", signedCard(login, key, routes, version)));
+  }
+
+  /** A signed card as JSON. */
+  public static ObjectNode signedCard(String login, KeyFile key, List<Map.Entry<String, String>> routes,
+      long version) {
+    StringBuilder text = new StringBuilder("SHiNE_CARD|").append(login).append('|').append(key.publicKeyB64())
+        .append('|').append(version);
+    ObjectNode card = object().put("login", login).put("publicKeyB64", key.publicKeyB64());
+    var servers = card.putArray("accessServers");
+    for (Map.Entry<String, String> route : routes) {
+      text.append('|').append(route.getKey()).append('=').append(route.getValue());
+      servers.addObject().put("serverLogin", route.getKey()).put("url", route.getValue());
+    }
+    byte[] signature = Ed25519Signer.sign(key.privateKey(), text.toString().getBytes(StandardCharsets.UTF_8));
+    card.put("version", version).put("signatureB64", Base64.getEncoder().encodeToString(signature));
+    return card;
+  }
+
+  /** Builds, signs and sends a pair with a UTF-8 text body created now. */
+  public Future<JsonNode> sendText(String from, KeyFile key, String to, String text) {
+    return sendPair(signPair(from, key, to, System.currentTimeMillis(), randomNonce(), 0,
+        text.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  public Future<JsonNode> sendPair(SignedPair pair) {
+    return request("SendMessagePair", object()
+        .put("incomingBlobB64", Base64.getEncoder().encodeToString(pair.incoming().bytes()))
+        .put("outgoingBlobB64", Base64.getEncoder().encodeToString(pair.outgoing().bytes())));
+  }
+
+  /** Signs both copies of one logical message. */
+  public static SignedPair signPair(String from, KeyFile key, String to, long createdAtMs, long nonce, long revision,
+      byte[] body) {
+    DmContainer incoming = DmCodec.sign(DmKind.INCOMING, createdAtMs, nonce, revision, from, to, "", body,
+        key.privateKey());
+    DmContainer outgoing = DmCodec.sign(DmKind.OUTGOING, createdAtMs, nonce, revision, from, to, "", body,
+        key.privateKey());
+    return new SignedPair(incoming, outgoing);
+  }
+
+  public static long randomNonce() {
+    return RANDOM.nextLong() & Long.MAX_VALUE;
+  }
+
+  public static ObjectNode object() {
+    return Json.MAPPER.createObjectNode();
+  }
+
+  public Vertx vertx() {
+    return vertx;
+  }
+
+  private void onFrame(String text) {
+    JsonNode frame;
+    try {
+      frame = Json.MAPPER.readTree(text);
+    } catch (JsonProcessingException e) {
+      return;
+    }
+    rawListener.accept(frame);
+    JsonNode requestId = frame.get("requestId");
+    if (requestId == null) {
+      if (frame.has("status")) {
+        return;
+      }
+      for (Consumer<JsonNode> listener : eventListeners) {
+        listener.accept(frame);
+      }
+      return;
+    }
+    Promise<JsonNode> promise = pending.remove(requestId.asText());
+    if (promise == null) {
+      return;
+    }
+    int status = frame.path("status").asInt();
+    if (status == 200) {
+      promise.complete(frame.path("payload"));
+    } else {
+      JsonNode error = frame.path("error");
+      promise.fail(new ShineClientException(status, error.path("code").asText(), error.path("message").asText()));
+    }
+  }
+
+  private void failPending(String why) {
+    List<Promise<JsonNode>> waiting = new ArrayList<>(pending.values());
+    pending.clear();
+    for (Promise<JsonNode> promise : waiting) {
+      promise.tryFail(new ShineClientException(0, "CONNECTION_CLOSED", why));
+    }
+  }
+
+  /** The two signed copies of one message. */
+  public record SignedPair(DmContainer incoming, DmContainer outgoing) {
+  }
+}

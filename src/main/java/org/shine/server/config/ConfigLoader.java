@@ -1,0 +1,195 @@
+package org.shine.server.config;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.shine.server.dm.Logins;
+
+/**
+ * Reads a config file over the built-in defaults: every key missing from the file takes its default, a key the
+ * defaults do not know is an error naming the key, and {@code SHINE_DB_*} environment variables override {@code db}.
+ */
+public final class ConfigLoader {
+  private static final ObjectMapper MAPPER = new ObjectMapper()
+      .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+      .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+  private static final Set<String> PEER_KEYS = Set.of("serverLogin", "url");
+
+  private ConfigLoader() {
+  }
+
+  public static AppConfig load(Path file, Map<String, String> env) {
+    String text;
+    try {
+      text = Files.readString(file);
+    } catch (IOException e) {
+      throw new ConfigException("cannot read config file " + file + ": " + e.getMessage(), e);
+    }
+    return parse(text, env);
+  }
+
+  /** Parses config JSON text over the defaults and applies the environment overrides. */
+  public static AppConfig parse(String json, Map<String, String> env) {
+    JsonNode user;
+    try {
+      user = MAPPER.readTree(json);
+    } catch (JsonProcessingException e) {
+      throw new ConfigException("config is not valid JSON: " + e.getOriginalMessage(), e);
+    }
+    if (user == null || !user.isObject()) {
+      throw new ConfigException("config must be a JSON object");
+    }
+    ObjectNode merged = defaults();
+    merge(merged, (ObjectNode) user, "");
+    applyEnv((ObjectNode) merged.get("db"), env);
+    AppConfig config;
+    try {
+      config = MAPPER.treeToValue(merged, AppConfig.class);
+    } catch (JsonProcessingException e) {
+      throw new ConfigException("invalid config value: " + e.getOriginalMessage(), e);
+    }
+    validate(config);
+    return config;
+  }
+
+  public static AppConfig defaultsConfig() {
+    return parse("{}", Map.of());
+  }
+
+  private static ObjectNode defaults() {
+    try (InputStream in = ConfigLoader.class.getResourceAsStream("/config-defaults.json")) {
+      return (ObjectNode) MAPPER.readTree(in);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static void merge(ObjectNode target, ObjectNode source, String path) {
+    Iterator<Map.Entry<String, JsonNode>> fields = source.fields();
+    while (fields.hasNext()) {
+      Map.Entry<String, JsonNode> field = fields.next();
+      String key = path + field.getKey();
+      JsonNode current = target.get(field.getKey());
+      if (current == null) {
+        throw new ConfigException("unknown config key: " + key);
+      }
+      JsonNode value = field.getValue();
+      if (current.isObject()) {
+        if (!value.isObject()) {
+          throw new ConfigException("config key " + key + " must be an object");
+        }
+        merge((ObjectNode) current, (ObjectNode) value, key + ".");
+      } else {
+        if (key.equals("peers")) {
+          checkPeers(value);
+        }
+        target.set(field.getKey(), value);
+      }
+    }
+  }
+
+  private static void checkPeers(JsonNode peers) {
+    if (!peers.isArray()) {
+      throw new ConfigException("config key peers must be an array");
+    }
+    for (int i = 0; i < peers.size(); i++) {
+      JsonNode peer = peers.get(i);
+      if (!peer.isObject()) {
+        throw new ConfigException("config key peers[" + i + "] must be an object");
+      }
+      for (Iterator<String> names = peer.fieldNames(); names.hasNext(); ) {
+        String name = names.next();
+        if (!PEER_KEYS.contains(name)) {
+          throw new ConfigException("unknown config key: peers[" + i + "]." + name);
+        }
+      }
+    }
+  }
+
+  private static void applyEnv(ObjectNode db, Map<String, String> env) {
+    override(db, "host", env.get("SHINE_DB_HOST"), false);
+    override(db, "port", env.get("SHINE_DB_PORT"), true);
+    override(db, "database", env.get("SHINE_DB_NAME"), false);
+    override(db, "user", env.get("SHINE_DB_USER"), false);
+    override(db, "password", env.get("SHINE_DB_PASSWORD"), false);
+  }
+
+  private static void override(ObjectNode db, String key, String value, boolean numeric) {
+    if (value == null || (value.isEmpty() && numeric)) {
+      return;
+    }
+    if (numeric) {
+      try {
+        db.put(key, Integer.parseInt(value.trim()));
+      } catch (NumberFormatException e) {
+        throw new ConfigException("environment override of db." + key + " is not a number: " + value);
+      }
+    } else {
+      db.put(key, value);
+    }
+  }
+
+  private static void validate(AppConfig c) {
+    require(Logins.isValid(c.serverLogin()), "serverLogin must match [a-z0-9_.-]{1,32}");
+    require(c.http().port() >= 0 && c.http().port() <= 65535, "http.port must be 0..65535");
+    requireWsUrl(c.publicUrl(), "publicUrl");
+    require(c.db().port() > 0 && c.db().port() <= 65535, "db.port must be 1..65535");
+    require(c.db().poolSize() >= 1, "db.poolSize must be at least 1");
+    for (int i = 0; i < c.peers().size(); i++) {
+      AppConfig.Peer peer = c.peers().get(i);
+      require(Logins.isValid(peer.serverLogin()), "peers[" + i + "].serverLogin must be a valid login");
+      requireWsUrl(peer.url(), "peers[" + i + "].url");
+    }
+    List<Long> schedule = c.delivery().scheduleMs();
+    require(!schedule.isEmpty() && schedule.get(0) == 0, "delivery.scheduleMs must start with 0");
+    for (int i = 1; i < schedule.size(); i++) {
+      require(schedule.get(i) > schedule.get(i - 1), "delivery.scheduleMs must be strictly increasing");
+    }
+    require(c.delivery().askSiblingFromAttempt() >= 1, "delivery.askSiblingFromAttempt must be at least 1");
+    require(c.delivery().workerPeriodMs() >= 1, "delivery.workerPeriodMs must be positive");
+    require(c.delivery().leaseMs() >= 1, "delivery.leaseMs must be positive");
+    require(c.delivery().callTimeoutMs() >= 1, "delivery.callTimeoutMs must be positive");
+    require(c.delivery().maxInFlight() >= 1, "delivery.maxInFlight must be positive");
+    require(c.delivery().queueCapacity() >= 0, "delivery.queueCapacity must not be negative");
+    require(c.delivery().maxClockSkewMs() >= 0, "delivery.maxClockSkewMs must not be negative");
+    require(c.sync().periodMs() >= 1, "sync.periodMs must be positive");
+    require(c.sync().pageSize() >= 1, "sync.pageSize must be positive");
+    require(c.hub().accessTtlS() >= 1 && c.hub().refreshTtlS() >= 1, "hub TTLs must be positive");
+    require(c.hub().visibilityTimeoutS() >= 1, "hub.visibilityTimeoutS must be positive");
+    require(c.hub().maxWaitS() >= 0, "hub.maxWaitS must not be negative");
+    require(c.limits().maxFrameBytes() >= 1024, "limits.maxFrameBytes must be at least 1024");
+    require(c.limits().maxInFlightPerConnection() >= 1, "limits.maxInFlightPerConnection must be positive");
+    AppConfig.Instances n = c.instances();
+    require(n.gateway() >= 1 && n.delivery() >= 1 && n.retry() >= 1 && n.sync() >= 1 && n.hub() >= 1
+        && n.directory() >= 1, "every instances count must be at least 1");
+  }
+
+  private static void requireWsUrl(String url, String key) {
+    try {
+      URI uri = new URI(url);
+      require(("ws".equals(uri.getScheme()) || "wss".equals(uri.getScheme())) && uri.getHost() != null,
+          key + " must be a ws:// or wss:// URL");
+    } catch (URISyntaxException e) {
+      throw new ConfigException(key + " is not a valid URL: " + url);
+    }
+  }
+
+  private static void require(boolean condition, String message) {
+    if (!condition) {
+      throw new ConfigException("invalid config: " + message);
+    }
+  }
+}

@@ -1,0 +1,103 @@
+package org.shine.server.db;
+
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.shine.server.directory.UserCard;
+
+/** SQL of the directory: {@code user_card} and {@code user_access_servers_current}. */
+public final class DirectoryRepository {
+  private static final String SELECT_CARD =
+      "SELECT login, public_key, version, card_json FROM user_card WHERE login = $1";
+  private static final String SELECT_ROUTES =
+      "SELECT server_login, url FROM user_access_servers_current WHERE login = $1 ORDER BY position";
+  private static final String LOCK_LOGIN = "SELECT pg_advisory_xact_lock(hashtext('user_card:' || $1))";
+  private static final String LOCK_CARD =
+      "SELECT public_key, version, card_json FROM user_card WHERE login = $1";
+  private static final String UPSERT_CARD =
+      "INSERT INTO user_card (login, public_key, version, card_json, updated_at_ms) VALUES ($1, $2, $3, $4, $5)"
+          + " ON CONFLICT (login) DO UPDATE SET version = EXCLUDED.version, card_json = EXCLUDED.card_json,"
+          + " updated_at_ms = EXCLUDED.updated_at_ms";
+  private static final String DELETE_ROUTES = "DELETE FROM user_access_servers_current WHERE login = $1";
+  private static final String INSERT_ROUTE =
+      "INSERT INTO user_access_servers_current (login, position, server_login, url) VALUES ($1, $2, $3, $4)";
+
+  private final Pool pool;
+
+  public DirectoryRepository(Pool pool) {
+    this.pool = pool;
+  }
+
+  /** The stored card of a login with its current routes. */
+  public Future<Optional<StoredUser>> find(String login) {
+    return pool.withConnection(conn -> conn.preparedQuery(SELECT_CARD).execute(Tuple.of(login))
+        .compose(cards -> {
+          if (cards.size() == 0) {
+            return Future.succeededFuture(Optional.<StoredUser>empty());
+          }
+          Row card = cards.iterator().next();
+          return conn.preparedQuery(SELECT_ROUTES).execute(Tuple.of(login))
+              .map(routes -> Optional.of(new StoredUser(login, card.getBuffer("public_key").getBytes(),
+                  card.getLong("version"), card.getString("card_json"), toRoutes(routes))));
+        }));
+  }
+
+  /**
+   * Serialises card writes of one login (also when the login is new) for the rest of {@code conn}'s transaction,
+   * then reads the current card.
+   */
+  public Future<Optional<LockedCard>> lock(SqlConnection conn, String login) {
+    return conn.preparedQuery(LOCK_LOGIN).execute(Tuple.of(login))
+        .compose(v -> conn.preparedQuery(LOCK_CARD).execute(Tuple.of(login))).map(rows -> {
+      if (rows.size() == 0) {
+        return Optional.empty();
+      }
+      Row row = rows.iterator().next();
+      return Optional.of(new LockedCard(row.getBuffer("public_key").getBytes(), row.getLong("version"),
+          row.getString("card_json")));
+    });
+  }
+
+  /** Writes a newer card and replaces the user's routes, inside {@code conn}'s transaction. */
+  public Future<Void> store(SqlConnection conn, UserCard card, byte[] publicKey, String cardJson, long nowMs) {
+    Future<?> chain = conn.preparedQuery(UPSERT_CARD)
+        .execute(Tuple.of(card.login(), Buffer.buffer(publicKey), card.version(), cardJson, nowMs))
+        .compose(v -> conn.preparedQuery(DELETE_ROUTES).execute(Tuple.of(card.login())));
+    List<Tuple> routes = new ArrayList<>();
+    for (int i = 0; i < card.accessServers().size(); i++) {
+      UserCard.Route route = card.accessServers().get(i);
+      routes.add(Tuple.of(card.login(), (short) i, route.serverLogin(), route.url()));
+    }
+    return chain.compose(v -> conn.preparedQuery(INSERT_ROUTE).executeBatch(routes)).mapEmpty();
+  }
+
+  private static List<UserCard.Route> toRoutes(RowSet<Row> rows) {
+    List<UserCard.Route> routes = new ArrayList<>(2);
+    for (Row row : rows) {
+      routes.add(new UserCard.Route(row.getString("server_login"), row.getString("url")));
+    }
+    return routes;
+  }
+
+  /** A user as stored: key, card version and text, and the current routes. */
+  public record StoredUser(String login, byte[] publicKey, long version, String cardJson, List<UserCard.Route> routes) {
+    public StoredUser {
+      routes = List.copyOf(routes);
+    }
+
+    public boolean servedBy(String serverLogin) {
+      return routes.stream().anyMatch(r -> r.serverLogin().equals(serverLogin));
+    }
+  }
+
+  /** The stored fields a card publish compares against. */
+  public record LockedCard(byte[] publicKey, long version, String cardJson) {
+  }
+}

@@ -1,0 +1,177 @@
+package org.shine.server.db;
+
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.shine.server.delivery.DeliveryState;
+import org.shine.server.delivery.HistoryEntry;
+import org.shine.server.delivery.HistoryQuery;
+import org.shine.server.dm.DmKeys;
+import org.shine.server.dm.DmKind;
+
+/**
+ * SQL of the message store: {@code dm_message} copies, their {@code dm_delivery} rows and {@code sync_outbox}
+ * items. Reads and writes take many copies at once so concurrent requests share one round trip.
+ */
+public final class DmRepository {
+  private static final String FIND_COPIES =
+      "SELECT m.owner, m.base_key, m.revision, m.blob, m.pair_blob, d.state"
+          + " FROM unnest($1::text[], $2::text[]) AS k(owner, base_key)"
+          + " JOIN dm_message m ON m.owner = k.owner AND m.base_key = k.base_key"
+          + " LEFT JOIN dm_delivery d ON d.base_key = m.base_key AND d.revision = m.revision";
+
+  /*
+   * One statement, hence one atomic transaction, for a whole batch: upsert the copies (a higher revision replaces
+   * the stored one, anything else leaves it), then create the delivery row of every outgoing copy written and
+   * one outbox item per copy written.
+   */
+  private static final String STORE_COPIES =
+      "WITH input AS ("
+          + " SELECT * FROM unnest($1::text[], $2::text[], $3::int2[], $4::text[], $5::int8[], $6::int8[],"
+          + " $7::bytea[], $8::bytea[], $9::text[], $10::bool[])"
+          + " AS t(owner, base_key, direction, peer, created_at_ms, revision, blob, pair_blob, delivery_state, synced)"
+          + "), written AS ("
+          + " INSERT INTO dm_message AS m (owner, base_key, direction, peer, created_at_ms, revision, blob, pair_blob,"
+          + " stored_at_ms)"
+          + " SELECT owner, base_key, direction, peer, created_at_ms, revision, blob,"
+          + " CASE WHEN direction = 2 THEN pair_blob END, $11 FROM input"
+          + " ON CONFLICT (owner, base_key) DO UPDATE SET revision = EXCLUDED.revision, blob = EXCLUDED.blob,"
+          + " pair_blob = EXCLUDED.pair_blob, stored_at_ms = EXCLUDED.stored_at_ms"
+          + " WHERE m.revision < EXCLUDED.revision"
+          + " RETURNING m.owner, m.base_key, m.direction, m.revision"
+          + "), delivery AS ("
+          + " INSERT INTO dm_delivery (base_key, revision, owner, state, accepted_at_ms, attempts, next_attempt_at_ms,"
+          + " updated_at_ms)"
+          + " SELECT i.base_key, i.revision, i.owner, i.delivery_state, $11,"
+          + " CASE WHEN i.delivery_state = 'delivered' THEN 1 ELSE 0 END,"
+          + " CASE WHEN i.delivery_state = 'accepted' THEN $11::int8 END, $11"
+          + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key"
+          + " WHERE w.direction = 2"
+          + " ON CONFLICT (base_key, revision) DO NOTHING"
+          + "), outbox AS ("
+          + " INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms)"
+          + " SELECT w.owner, CASE WHEN w.direction = 2 THEN 1 ELSE 2 END, w.base_key, w.revision, i.synced, $11"
+          + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key"
+          + " ON CONFLICT (owner, item_type, item_key, revision) DO NOTHING"
+          + ")"
+          + " SELECT owner, base_key FROM written";
+
+  private static final String HISTORY =
+      "SELECT m.base_key, m.direction, m.revision, m.blob, m.read_at_ms, m.deleted, d.state"
+          + " FROM dm_message m"
+          + " LEFT JOIN dm_delivery d ON m.direction = 2 AND d.base_key = m.base_key AND d.revision = m.revision"
+          + " WHERE m.owner = $1 AND m.peer = $2 AND m.created_at_ms < $3"
+          + " ORDER BY m.created_at_ms DESC, m.base_key DESC LIMIT $4";
+
+  private final Pool pool;
+
+  public DmRepository(Pool pool) {
+    this.pool = Objects.requireNonNull(pool);
+  }
+
+  /** The stored copies among {@code keys}, with the delivery state of their stored revision where one exists. */
+  public Future<Map<CopyKey, StoredCopy>> findCopies(List<CopyKey> keys) {
+    String[] owners = new String[keys.size()];
+    String[] baseKeys = new String[keys.size()];
+    for (int i = 0; i < keys.size(); i++) {
+      owners[i] = keys.get(i).owner();
+      baseKeys[i] = keys.get(i).baseKey();
+    }
+    return pool.preparedQuery(FIND_COPIES).execute(Tuple.tuple(List.of(owners, baseKeys))).map(rows -> {
+      Map<CopyKey, StoredCopy> found = new HashMap<>();
+      for (Row row : rows) {
+        Buffer pair = row.getBuffer("pair_blob");
+        String state = row.getString("state");
+        CopyKey key = new CopyKey(row.getString("owner"), row.getString("base_key"));
+        found.put(key, new StoredCopy(key, row.getLong("revision"), row.getBuffer("blob").getBytes(),
+            pair == null ? null : pair.getBytes(), state == null ? null : DeliveryState.fromWire(state)));
+      }
+      return found;
+    });
+  }
+
+  /**
+   * Writes a batch of copies atomically (keys must be distinct) and answers which of them were written; a copy
+   * not written was already stored with the same or a higher revision.
+   */
+  public Future<Set<CopyKey>> storeCopies(List<CopyWrite> copies, long nowMs) {
+    int n = copies.size();
+    String[] owners = new String[n];
+    String[] baseKeys = new String[n];
+    Short[] directions = new Short[n];
+    String[] peers = new String[n];
+    Long[] createdAt = new Long[n];
+    Long[] revisions = new Long[n];
+    Buffer[] blobs = new Buffer[n];
+    Buffer[] pairBlobs = new Buffer[n];
+    String[] states = new String[n];
+    Boolean[] synced = new Boolean[n];
+    for (int i = 0; i < n; i++) {
+      CopyWrite c = copies.get(i);
+      owners[i] = c.key().owner();
+      baseKeys[i] = c.key().baseKey();
+      directions[i] = (short) c.direction().code();
+      peers[i] = c.peer();
+      createdAt[i] = c.createdAtMs();
+      revisions[i] = c.revision();
+      blobs[i] = Buffer.buffer(c.blob());
+      // arrays carry no NULLs: an empty pair blob stands for "none" and only outgoing copies keep theirs
+      pairBlobs[i] = c.pairBlob() == null ? Buffer.buffer() : Buffer.buffer(c.pairBlob());
+      states[i] = c.deliveryState() == null ? "" : c.deliveryState().wire();
+      synced[i] = c.synced();
+    }
+    Tuple params = Tuple.tuple(List.of(owners, baseKeys, directions, peers, createdAt, revisions, blobs, pairBlobs,
+        states, synced, nowMs));
+    return pool.preparedQuery(STORE_COPIES).execute(params).map(rows -> {
+      Set<CopyKey> written = new HashSet<>();
+      for (Row row : rows) {
+        written.add(new CopyKey(row.getString("owner"), row.getString("base_key")));
+      }
+      return written;
+    });
+  }
+
+  /** A page of {@code query.owner()}'s conversation with {@code query.peer()}, newest first. */
+  public Future<List<HistoryEntry>> history(HistoryQuery query) {
+    Tuple params = Tuple.of(query.owner(), query.peer(), query.beforeCreatedAtMs(), query.limit());
+    return pool.preparedQuery(HISTORY).execute(params).map(rows -> {
+      List<HistoryEntry> entries = new ArrayList<>(rows.size());
+      for (Row row : rows) {
+        boolean outgoing = row.getShort("direction") == DmKind.OUTGOING.code();
+        String baseKey = row.getString("base_key");
+        String state = row.getString("state");
+        entries.add(new HistoryEntry(
+            DmKeys.messageKey(baseKey, outgoing ? DmKind.OUTGOING : DmKind.INCOMING),
+            baseKey, outgoing, row.getBuffer("blob").getBytes(), row.getLong("revision"),
+            outgoing && state != null ? DeliveryState.fromWire(state) : null,
+            row.getLong("read_at_ms") != null, row.getBoolean("deleted")));
+      }
+      return entries;
+    });
+  }
+
+  /** Identity of one owner's copy of a logical message. */
+  public record CopyKey(String owner, String baseKey) {
+  }
+
+  /** A stored copy: its revision, bytes, and (outgoing copies) the delivery state of that revision. */
+  public record StoredCopy(CopyKey key, long revision, byte[] blob, byte[] pairBlob, DeliveryState deliveryState) {
+  }
+
+  /**
+   * One copy to write. {@code direction} is OUTGOING for the sender's copy (with {@code pairBlob}, the incoming
+   * copy, and the initial {@code deliveryState}) or INCOMING for a recipient's copy.
+   */
+  public record CopyWrite(CopyKey key, DmKind direction, String peer, long createdAtMs, long revision, byte[] blob,
+      byte[] pairBlob, DeliveryState deliveryState, boolean synced) {
+  }
+}

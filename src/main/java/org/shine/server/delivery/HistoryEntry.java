@@ -1,0 +1,6 @@
+package org.shine.server.delivery;
+
+/** One logical message as its owner sees it; {@code deliveryState} is null on incoming entries. */
+public record HistoryEntry(String messageKey, String baseKey, boolean outgoing, byte[] blob, long revision,
+    DeliveryState deliveryState, boolean read, boolean deleted) {
+}

@@ -1,0 +1,83 @@
+package org.shine.server.directory;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import java.time.Clock;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.Objects;
+import org.shine.server.bus.Addresses;
+import org.shine.server.db.DirectoryRepository;
+import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.ProtocolException;
+import org.shine.server.protocol.Status;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Accepts signed user cards by the rules of PROTOCOL §4 and keeps the routes table current. */
+public final class DirectoryService {
+  private static final Logger LOG = LoggerFactory.getLogger(DirectoryService.class);
+  private final Vertx vertx;
+  private final Pool pool;
+  private final DirectoryRepository repository;
+  private final ObjectMapper mapper;
+  private final Clock clock;
+
+  public DirectoryService(Vertx vertx, Pool pool, ObjectMapper mapper, Clock clock) {
+    this.vertx = Objects.requireNonNull(vertx);
+    this.pool = Objects.requireNonNull(pool);
+    this.repository = new DirectoryRepository(pool);
+    this.mapper = Objects.requireNonNull(mapper);
+    this.clock = Objects.requireNonNull(clock);
+  }
+
+  /** Verifies and stores a card; an identical re-publish is an unchanged success. */
+  public Future<PublishResult> publish(UserCard card) {
+    byte[] publicKey = Base64.getDecoder().decode(card.publicKeyB64());
+    byte[] signature = Base64.getDecoder().decode(card.signatureB64());
+    if (!Ed25519Signer.verify(publicKey, card.signedBytes(), signature)) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.BAD_SIGNATURE,
+          "card signature does not verify with the card's public key"));
+    }
+    String cardJson = CardJson.render(mapper, card).toString();
+    return pool.withTransaction(conn -> repository.lock(conn, card.login()).compose(current -> {
+      if (current.isPresent()) {
+        DirectoryRepository.LockedCard stored = current.get();
+        if (!Arrays.equals(stored.publicKey(), publicKey)) {
+          return Future.failedFuture(new ProtocolException(Status.CONFLICT, ErrorCode.KEY_MISMATCH,
+              "login " + card.login() + " is registered with another key"));
+        }
+        if (card.version() < stored.version()) {
+          return Future.failedFuture(new ProtocolException(Status.CONFLICT, ErrorCode.STALE_VERSION,
+              "card version " + card.version() + " is older than the stored version " + stored.version()));
+        }
+        if (card.version() == stored.version()) {
+          return stored.cardJson().equals(cardJson)
+              ? Future.succeededFuture(new PublishResult(card.login(), card.version(), false))
+              : Future.failedFuture(new ProtocolException(Status.CONFLICT, ErrorCode.CARD_CONFLICT,
+                  "a different card with version " + card.version() + " is already stored"));
+        }
+      }
+      return repository.store(conn, card, publicKey, cardJson, clock.millis())
+          .map(v -> new PublishResult(card.login(), card.version(), true));
+    })).onSuccess(result -> {
+      if (result.changed()) {
+        LOG.info("card accepted [login: {}, version: {}]", card.login(), card.version());
+        vertx.eventBus().publish(Addresses.DIRECTORY_CHANGED, card.login());
+      }
+    });
+  }
+
+  /** The stored card of a login, or 404. */
+  public Future<DirectoryRepository.StoredUser> get(String login) {
+    return repository.find(login).map(found -> found.orElseThrow(() -> new ProtocolException(Status.NOT_FOUND,
+        ErrorCode.USER_NOT_FOUND, "unknown user " + login)));
+  }
+
+  /** Outcome of a publish: {@code changed} is false for an identical re-publish. */
+  public record PublishResult(String login, long version, boolean changed) {
+  }
+}

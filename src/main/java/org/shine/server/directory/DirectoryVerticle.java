@@ -1,0 +1,35 @@
+package org.shine.server.directory;
+
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.MessageConsumer;
+import java.time.Clock;
+import org.shine.server.bus.Addresses;
+import org.shine.server.bus.BusReplies;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.Database;
+import org.shine.server.util.Json;
+
+/** Wires the directory: {@code directory.publish} and {@code directory.get}. */
+public final class DirectoryVerticle extends VerticleBase {
+  private final AppConfig config;
+  private final Clock clock;
+
+  public DirectoryVerticle(AppConfig config, Clock clock) {
+    this.config = config;
+    this.clock = clock;
+  }
+
+  @Override
+  public Future<?> start() {
+    DirectoryService directory = new DirectoryService(vertx, Database.sharedPool(vertx, config.db()), Json.MAPPER,
+        clock);
+    EventBus bus = vertx.eventBus();
+    MessageConsumer<UserCard> publish = bus.localConsumer(Addresses.DIRECTORY_PUBLISH,
+        message -> BusReplies.replyWith(message, directory.publish(message.body())));
+    MessageConsumer<String> get = bus.localConsumer(Addresses.DIRECTORY_GET,
+        message -> BusReplies.replyWith(message, directory.get(message.body())));
+    return Future.all(publish.completion(), get.completion());
+  }
+}

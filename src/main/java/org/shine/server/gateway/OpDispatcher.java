@@ -1,0 +1,198 @@
+package org.shine.server.gateway;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.EventBus;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.BiFunction;
+import org.shine.server.bus.Addresses;
+import org.shine.server.bus.BusReplies;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.DirectoryRepository.StoredUser;
+import org.shine.server.delivery.HistoryEntry;
+import org.shine.server.delivery.HistoryPage;
+import org.shine.server.delivery.HistoryQuery;
+import org.shine.server.delivery.SendPairCommand;
+import org.shine.server.delivery.SendPairResult;
+import org.shine.server.directory.CardJson;
+import org.shine.server.directory.DirectoryService.PublishResult;
+import org.shine.server.directory.UserCard;
+import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.Fields;
+import org.shine.server.protocol.Frames;
+import org.shine.server.protocol.Ops;
+import org.shine.server.protocol.ProtocolException;
+import org.shine.server.protocol.Status;
+
+/**
+ * Turns one request payload into a bus call to the verticle that owns the work and its reply into a response
+ * payload. Session-level ops (auth) are handled here. Runs on the gateway instance's event loop.
+ */
+final class OpDispatcher {
+  /** 70 KiB of container is at most this many base64 characters. */
+  static final int MAX_CONTAINER_BYTES = 70 * 1024;
+  private static final int MAX_CONTAINER_B64 = (MAX_CONTAINER_BYTES + 2) / 3 * 4;
+  private static final int MAX_HISTORY_PAGE = 200;
+  private static final int DEFAULT_HISTORY_PAGE = 50;
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final AppConfig config;
+  private final EventBus bus;
+  private final Frames frames;
+  private final Map<String, BiFunction<Session, JsonNode, Future<JsonNode>>> handlers;
+  private final Set<String> authenticatedOps = Set.of(Ops.SEND_MESSAGE_PAIR, Ops.GET_DIRECT_MESSAGES);
+
+  OpDispatcher(Vertx vertx, AppConfig config, Frames frames) {
+    this.config = Objects.requireNonNull(config);
+    this.bus = vertx.eventBus();
+    this.frames = Objects.requireNonNull(frames);
+    this.handlers = Map.of(
+        Ops.AUTH_CHALLENGE, this::authChallenge,
+        Ops.AUTH_LOGIN, this::authLogin,
+        Ops.PUBLISH_USER_CARD, this::publishUserCard,
+        Ops.GET_USER_CARD, this::getUserCard,
+        Ops.SEND_MESSAGE_PAIR, this::sendMessagePair,
+        Ops.GET_DIRECT_MESSAGES, this::getDirectMessages);
+  }
+
+  Future<JsonNode> dispatch(Session session, String op, JsonNode payload) {
+    BiFunction<Session, JsonNode, Future<JsonNode>> handler = handlers.get(op);
+    if (handler == null) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.UNKNOWN_OP, "unknown op " + op));
+    }
+    if (authenticatedOps.contains(op) && !session.authenticated()) {
+      return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NOT_AUTHENTICATED,
+          op + " needs an authenticated session (AuthChallenge, then AuthLogin)"));
+    }
+    try {
+      return handler.apply(session, payload);
+    } catch (ProtocolException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
+  private Future<JsonNode> authChallenge(Session session, JsonNode payload) {
+    String login = Fields.of(payload, "payload", Set.of("login")).login("login");
+    byte[] challenge = new byte[32];
+    RANDOM.nextBytes(challenge);
+    session.challengeLogin = login;
+    session.challengeB64 = Base64.getEncoder().encodeToString(challenge);
+    return Future.succeededFuture(frames.object().put("challengeB64", session.challengeB64)
+        .put("serverLogin", config.serverLogin()));
+  }
+
+  private Future<JsonNode> authLogin(Session session, JsonNode payload) {
+    Fields fields = Fields.of(payload, "payload", Set.of("login", "signatureB64"));
+    String login = fields.login("login");
+    byte[] signature = fields.base64("signatureB64", Ed25519Signer.SIGNATURE_SIZE);
+    if (session.authenticated()) {
+      throw ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED, "this session is already logged in as "
+          + session.login);
+    }
+    if (!login.equals(session.challengeLogin)) {
+      throw ProtocolException.badRequest(ErrorCode.NO_CHALLENGE, "no AuthChallenge is pending for " + login);
+    }
+    String challengeB64 = session.challengeB64;
+    session.challengeLogin = null;
+    session.challengeB64 = null;
+    byte[] signed = ("SHiNE_AUTH|" + config.serverLogin() + "|" + challengeB64).getBytes(StandardCharsets.UTF_8);
+    return BusReplies.<StoredUser>request(bus, Addresses.DIRECTORY_GET, login).compose(user -> {
+      if (!user.servedBy(config.serverLogin())) {
+        return Future.failedFuture(new ProtocolException(Status.MISDIRECTED, ErrorCode.NOT_ACCESS_SERVER,
+            config.serverLogin() + " is not an access server of " + login));
+      }
+      if (!Ed25519Signer.verify(user.publicKey(), signed, signature)) {
+        return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.BAD_SIGNATURE,
+            "the challenge signature does not verify with " + login + "'s key"));
+      }
+      if (session.authenticated()) {
+        return Future.failedFuture(ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED,
+            "this session is already logged in as " + session.login));
+      }
+      session.login = login;
+      // events flow from the moment the login is answered: wait until the consumer is registered
+      session.events = bus.consumer(Addresses.userEvents(login), event -> session.socket.writeTextMessage(
+          event.body()));
+      return session.events.completion().map(v -> (JsonNode) frames.object().put("login", login));
+    });
+  }
+
+  private Future<JsonNode> publishUserCard(Session session, JsonNode payload) {
+    UserCard card = CardJson.parse(Fields.of(payload, "payload", Set.of("card")).required("card"));
+    return BusReplies.<PublishResult>request(bus, Addresses.DIRECTORY_PUBLISH, card)
+        .map(result -> frames.object().put("login", result.login()).put("version", result.version())
+            .put("changed", result.changed()));
+  }
+
+  private Future<JsonNode> getUserCard(Session session, JsonNode payload) {
+    String login = Fields.of(payload, "payload", Set.of("login")).login("login");
+    return BusReplies.<StoredUser>request(bus, Addresses.DIRECTORY_GET, login).map(user -> {
+      try {
+        ObjectNode response = frames.object();
+        response.set("card", frames.mapper().readTree(user.cardJson()));
+        return response;
+      } catch (JsonProcessingException e) {
+        throw new IllegalStateException("stored card of " + login + " is not JSON", e);
+      }
+    });
+  }
+
+  private Future<JsonNode> sendMessagePair(Session session, JsonNode payload) {
+    Fields fields = Fields.of(payload, "payload", Set.of("incomingBlobB64", "outgoingBlobB64"));
+    byte[] incoming = containerField(fields, "incomingBlobB64");
+    byte[] outgoing = containerField(fields, "outgoingBlobB64");
+    return BusReplies.<SendPairResult>request(bus, Addresses.DM_SEND_PAIR,
+            new SendPairCommand(session.login, incoming, outgoing))
+        .map(result -> frames.object()
+            .put("baseKey", result.baseKey())
+            .put("incomingKey", result.incomingKey())
+            .put("outgoingKey", result.outgoingKey())
+            .put("deliveryState", result.deliveryState().wire()));
+  }
+
+  private static byte[] containerField(Fields fields, String name) {
+    if (fields.textLength(name) > MAX_CONTAINER_B64) {
+      throw new ProtocolException(Status.TOO_LARGE, ErrorCode.CONTAINER_TOO_LARGE,
+          name + " exceeds the container limit of " + MAX_CONTAINER_BYTES + " bytes");
+    }
+    return fields.base64(name, -1);
+  }
+
+  private Future<JsonNode> getDirectMessages(Session session, JsonNode payload) {
+    Fields fields = Fields.of(payload, "payload", Set.of("peer", "beforeCreatedAtMs", "limit"));
+    String peer = fields.login("peer");
+    long before = fields.optionalLong("beforeCreatedAtMs", 0, Long.MAX_VALUE, Long.MAX_VALUE);
+    int limit = (int) fields.optionalLong("limit", 1, MAX_HISTORY_PAGE, DEFAULT_HISTORY_PAGE);
+    return BusReplies.<HistoryPage>request(bus, Addresses.DM_HISTORY,
+        new HistoryQuery(session.login, peer, before, limit)).map(this::renderHistory);
+  }
+
+  private JsonNode renderHistory(HistoryPage page) {
+    ObjectNode response = frames.object();
+    ArrayNode list = response.putArray("messages");
+    Base64.Encoder base64 = Base64.getEncoder();
+    for (HistoryEntry entry : page.messages()) {
+      ObjectNode item = list.addObject()
+          .put("messageKey", entry.messageKey())
+          .put("baseKey", entry.baseKey())
+          .put("direction", entry.outgoing() ? "outgoing" : "incoming")
+          .put("blobB64", base64.encodeToString(entry.blob()))
+          .put("revision", entry.revision());
+      if (entry.deliveryState() != null) {
+        item.put("deliveryState", entry.deliveryState().wire());
+      }
+      item.put("read", entry.read()).put("deleted", entry.deleted());
+    }
+    return response;
+  }
+}

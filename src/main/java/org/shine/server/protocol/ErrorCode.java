@@ -1,0 +1,38 @@
+package org.shine.server.protocol;
+
+/** Stable UPPER_SNAKE error codes carried in {@code error.code}; docs/protocol.md lists their meaning. */
+public final class ErrorCode {
+  public static final String BAD_JSON = "BAD_JSON";
+  public static final String BAD_ENVELOPE = "BAD_ENVELOPE";
+  public static final String UNKNOWN_OP = "UNKNOWN_OP";
+  public static final String MISSING_FIELD = "MISSING_FIELD";
+  public static final String UNKNOWN_FIELD = "UNKNOWN_FIELD";
+  public static final String INVALID_FIELD = "INVALID_FIELD";
+  public static final String BAD_BASE64 = "BAD_BASE64";
+  public static final String BAD_CONTAINER = "BAD_CONTAINER";
+  public static final String WRONG_KIND = "WRONG_KIND";
+  public static final String PAIR_MISMATCH = "PAIR_MISMATCH";
+  public static final String SELF_MESSAGE = "SELF_MESSAGE";
+  public static final String CLOCK_SKEW = "CLOCK_SKEW";
+  public static final String BAD_SIGNATURE = "BAD_SIGNATURE";
+  public static final String INVALID_LOGIN = "INVALID_LOGIN";
+  public static final String NO_CHALLENGE = "NO_CHALLENGE";
+  public static final String NOT_AUTHENTICATED = "NOT_AUTHENTICATED";
+  public static final String ALREADY_AUTHENTICATED = "ALREADY_AUTHENTICATED";
+  public static final String FORBIDDEN_AUTHOR = "FORBIDDEN_AUTHOR";
+  public static final String USER_NOT_FOUND = "USER_NOT_FOUND";
+  public static final String CONTENT_CONFLICT = "CONTENT_CONFLICT";
+  public static final String KEY_MISMATCH = "KEY_MISMATCH";
+  public static final String STALE_VERSION = "STALE_VERSION";
+  public static final String CARD_CONFLICT = "CARD_CONFLICT";
+  public static final String FRAME_TOO_LARGE = "FRAME_TOO_LARGE";
+  public static final String CONTAINER_TOO_LARGE = "CONTAINER_TOO_LARGE";
+  public static final String NOT_ACCESS_SERVER = "NOT_ACCESS_SERVER";
+  public static final String TOO_MANY_IN_FLIGHT = "TOO_MANY_IN_FLIGHT";
+  public static final String OVERLOADED = "OVERLOADED";
+  public static final String INTERNAL = "INTERNAL";
+  public static final String STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE";
+
+  private ErrorCode() {
+  }
+}

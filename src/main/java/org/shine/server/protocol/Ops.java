@@ -1,0 +1,18 @@
+package org.shine.server.protocol;
+
+/** Operation and event names of the envelope's {@code op} field. */
+public final class Ops {
+  public static final String AUTH_CHALLENGE = "AuthChallenge";
+  public static final String AUTH_LOGIN = "AuthLogin";
+  public static final String PUBLISH_USER_CARD = "PublishUserCard";
+  public static final String GET_USER_CARD = "GetUserCard";
+  public static final String SEND_MESSAGE_PAIR = "SendMessagePair";
+  public static final String GET_DIRECT_MESSAGES = "GetDirectMessages";
+
+  public static final String EVENT_INCOMING_DIRECT_MESSAGE = "IncomingDirectMessage";
+  public static final String EVENT_DELIVERY_STATE_CHANGED = "DmDeliveryStateChanged";
+  public static final String EVENT_READ_RECEIPT = "DmReadReceipt";
+
+  private Ops() {
+  }
+}
