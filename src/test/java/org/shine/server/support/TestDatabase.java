@@ -1,0 +1,62 @@
+package org.shine.server.support;
+
+import io.vertx.core.Vertx;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import io.vertx.sqlclient.SqlClient;
+import java.util.Locale;
+import java.util.UUID;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.Database;
+
+/** A fresh, empty PostgreSQL database for one test class (host and credentials from SHINE_DB_* or defaults). */
+public final class TestDatabase implements AutoCloseable {
+  private final Vertx vertx;
+  private final AppConfig.Db db;
+
+  private TestDatabase(Vertx vertx, AppConfig.Db db) {
+    this.vertx = vertx;
+    this.db = db;
+  }
+
+  public static TestDatabase create(Vertx vertx) {
+    String name = "shine_test_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16)
+        .toLowerCase(Locale.ROOT);
+    AppConfig.Db db = new AppConfig.Db(env("SHINE_DB_HOST", "127.0.0.1"),
+        Integer.parseInt(env("SHINE_DB_PORT", "5432")), name, env("SHINE_DB_USER", "postgres"),
+        env("SHINE_DB_PASSWORD", ""), 8);
+    admin(vertx, db, "CREATE DATABASE " + name);
+    return new TestDatabase(vertx, db);
+  }
+
+  public AppConfig.Db config() {
+    return db;
+  }
+
+  /** A small pool on this database for assertions made directly in SQL. */
+  public Pool pool() {
+    return PgBuilder.pool().with(new PoolOptions().setMaxSize(2)).connectingTo(Database.connectOptions(db))
+        .using(vertx).build();
+  }
+
+  @Override
+  public void close() {
+    admin(vertx, db, "DROP DATABASE IF EXISTS " + db.database() + " WITH (FORCE)");
+  }
+
+  private static void admin(Vertx vertx, AppConfig.Db db, String sql) {
+    SqlClient client = PgBuilder.client().connectingTo(Database.connectOptions(db.withDatabase("postgres")))
+        .using(vertx).build();
+    try {
+      client.query(sql).execute().await();
+    } finally {
+      client.close().await();
+    }
+  }
+
+  private static String env(String name, String fallback) {
+    String value = System.getenv(name);
+    return value == null || value.isEmpty() ? fallback : value;
+  }
+}

@@ -1,0 +1,79 @@
+package org.shine.server.support;
+
+import io.vertx.core.Vertx;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.time.Clock;
+import java.util.Map;
+import org.shine.server.ShineServer;
+import org.shine.server.config.AppConfig;
+import org.shine.server.config.ConfigLoader;
+import org.shine.server.util.Json;
+
+/**
+ * A real server node in-process, on its own Vertx (so its event bus is its own), a free loopback port and the
+ * given database. Config overrides are JSON merged over the defaults exactly as a config file would be.
+ */
+public final class TestServer implements AutoCloseable {
+  private final Vertx vertx;
+  private final AppConfig config;
+
+  private TestServer(Vertx vertx, AppConfig config) {
+    this.vertx = vertx;
+    this.config = config;
+  }
+
+  public static TestServer start(String serverLogin, AppConfig.Db db, Clock clock, String overridesJson) {
+    int port = freePort();
+    var root = Json.MAPPER.createObjectNode();
+    root.put("serverLogin", serverLogin);
+    root.putObject("http").put("host", "127.0.0.1").put("port", port);
+    root.put("publicUrl", "ws://127.0.0.1:" + port + "/ws");
+    root.set("db", Json.MAPPER.valueToTree(db));
+    try {
+      var overrides = Json.MAPPER.readTree(overridesJson);
+      overrides.fields().forEachRemaining(e -> root.set(e.getKey(), e.getValue()));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    AppConfig config = ConfigLoader.parse(root.toString(), Map.of());
+    Vertx vertx = Vertx.vertx();
+    new ShineServer(vertx, config, clock).start().await();
+    return new TestServer(vertx, config);
+  }
+
+  public static TestServer start(String serverLogin, AppConfig.Db db, Clock clock) {
+    return start(serverLogin, db, clock, "{}");
+  }
+
+  public String url() {
+    return config.publicUrl();
+  }
+
+  public String serverLogin() {
+    return config.serverLogin();
+  }
+
+  public AppConfig config() {
+    return config;
+  }
+
+  public Vertx vertx() {
+    return vertx;
+  }
+
+  @Override
+  public void close() {
+    vertx.close().await();
+  }
+
+  private static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      socket.setReuseAddress(true);
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}
