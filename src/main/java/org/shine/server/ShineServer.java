@@ -4,6 +4,8 @@ import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.Supplier;
 import org.shine.server.bus.Codecs;
@@ -24,6 +26,8 @@ public final class ShineServer {
   private final Vertx vertx;
   private final AppConfig config;
   private final Clock clock;
+  private final List<String> backendDeployments = new ArrayList<>();
+  private String gatewayDeployment;
 
   public ShineServer(Vertx vertx, AppConfig config, Clock clock) {
     this.vertx = Objects.requireNonNull(vertx);
@@ -38,9 +42,22 @@ public final class ShineServer {
         .compose(v -> Future.all(
             deploy(() -> new DirectoryVerticle(config, clock), n.directory()),
             deploy(() -> new DeliveryVerticle(config, clock), n.delivery())))
+        .onSuccess(ids -> ids.<String>list().forEach(backendDeployments::add))
         .compose(v -> deploy(() -> new GatewayVerticle(config), n.gateway()))
+        .onSuccess(id -> gatewayDeployment = id)
         .onSuccess(v -> LOG.info("server {} is up at {} (http {}:{})", config.serverLogin(), config.publicUrl(),
             config.http().host(), config.http().port()))
+        .mapEmpty();
+  }
+
+  /**
+   * Drains: the gateway stops first (no new connections, in-flight requests finish against live back-end
+   * verticles), then the rest.
+   */
+  public Future<Void> stop() {
+    Future<Void> gateway = gatewayDeployment == null ? Future.succeededFuture()
+        : vertx.undeploy(gatewayDeployment);
+    return gateway.compose(v -> Future.join(backendDeployments.stream().map(vertx::undeploy).toList()))
         .mapEmpty();
   }
 

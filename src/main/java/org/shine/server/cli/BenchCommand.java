@@ -25,7 +25,7 @@ import org.shine.server.dm.DmKind;
 public final class BenchCommand {
   static final String USAGE = String.join("\n",
       "bench codec [--count N]                        parse + verify N signed containers on one thread",
-      "bench send --server URL [--clients C] [--rate R] [--seconds S] [--window W] [--body BYTES] [--tag T]",
+      "bench send --server URL [--clients C] [--rate R] [--seconds S] [--warmup S] [--window W] [--body BYTES]",
       "       C connections (one sender user each, recipient on the same server); --rate 0 = as fast as",
       "       possible with W requests in flight per connection; otherwise an open loop of R pairs/s in all.");
 
@@ -39,8 +39,8 @@ public final class BenchCommand {
     }
     return switch (args[0]) {
       case "codec" -> codec(Args.parse(args, 1, Set.of("count")));
-      case "send" -> send(Args.parse(args, 1, Set.of("server", "clients", "rate", "seconds", "window", "body",
-          "tag")));
+      case "send" -> send(Args.parse(args, 1, Set.of("server", "clients", "rate", "seconds", "warmup", "window",
+          "body", "tag")));
       default -> throw new Args.UsageException("unknown bench " + args[0] + "\n" + USAGE);
     };
   }
@@ -86,19 +86,26 @@ public final class BenchCommand {
     int clients = (int) options.longValue("clients", 64);
     long rate = options.longValue("rate", 0);
     int seconds = (int) options.longValue("seconds", 20);
+    int warmup = (int) options.longValue("warmup", 5);
     int window = (int) options.longValue("window", 8);
     int bodySize = (int) options.longValue("body", 128);
     String tag = options.optional("tag", Long.toString(System.currentTimeMillis() % 1_000_000, 36));
     Vertx vertx = Vertx.vertx();
     try {
       List<Sender> senders = prepare(vertx, url, clients, tag);
-      long total = rate > 0 ? rate * seconds : Long.MAX_VALUE;
       System.out.printf(Locale.ROOT, "signing pairs for %d connections...%n", clients);
-      long perClient = rate > 0 ? (total + clients - 1) / clients : estimateClosedLoop(seconds);
+      // two spare pairs per connection: round-robin over the connections rounds up in each phase
+      long perClient = 2 + (rate > 0 ? (rate * (seconds + warmup) + clients - 1) / clients
+          : estimateClosedLoop(seconds + warmup));
       byte[] body = new byte[bodySize];
       Arrays.fill(body, (byte) 'x');
       for (Sender sender : senders) {
         sender.sign(perClient, body);
+      }
+      if (warmup > 0) {
+        System.out.printf(Locale.ROOT, "warming up for %d s (not measured)...%n", warmup);
+        Result ignored = rate > 0 ? openLoop(vertx, senders, rate, warmup) : closedLoop(senders, window, warmup);
+        System.out.printf(Locale.ROOT, "warm-up: %d pairs%n", ignored.ok.get());
       }
       System.out.printf(Locale.ROOT, "running %s for %d s over %d connections...%n",
           rate > 0 ? rate + " pairs/s open loop" : "closed loop, window " + window, seconds, clients);
@@ -156,7 +163,7 @@ public final class BenchCommand {
     }
     long started = System.nanoTime();
     sender.client.sendPair(pair).onComplete(ar -> {
-      result.record(started, ar.succeeded());
+      result.record(started, ar.cause());
       sendNext(sender, result, end, done);
     });
   }
@@ -180,12 +187,12 @@ public final class BenchCommand {
         Sender sender = senders.get((int) (n % senders.size()));
         SignedPair pair = sender.next();
         if (pair == null) {
-          result.errors.incrementAndGet();
+          result.record(intended, new IllegalStateException("ran out of pre-signed pairs"));
           continue;
         }
         outstanding.incrementAndGet();
         sender.client.sendPair(pair).onComplete(ar -> {
-          result.record(intended, ar.succeeded());
+          result.record(intended, ar.cause());
           if (outstanding.decrementAndGet() == 0 && issued.get() >= total) {
             done.countDown();
           }
@@ -251,9 +258,13 @@ public final class BenchCommand {
     long start;
     long end;
 
-    synchronized void record(long startedNanos, boolean success) {
+    synchronized void record(long startedNanos, Throwable failure) {
       latencies.add(System.nanoTime() - startedNanos);
-      (success ? ok : errors).incrementAndGet();
+      if (failure == null) {
+        ok.incrementAndGet();
+      } else if (errors.incrementAndGet() <= 5) {
+        System.out.println("error: " + failure.getMessage());
+      }
     }
 
     synchronized void print() {

@@ -30,8 +30,9 @@ public final class ServerCommand {
           + "database or set it to false");
     }
     Vertx vertx = Vertx.vertx();
+    ShineServer server = new ShineServer(vertx, config, Clock.systemUTC());
     try {
-      new ShineServer(vertx, config, Clock.systemUTC()).start().await();
+      server.start().await();
     } catch (RuntimeException e) {
       LOG.error("server failed to start: {}", e.toString());
       vertx.close().await();
@@ -41,7 +42,7 @@ public final class ServerCommand {
     Runnable shutdown = () -> {
       LOG.info("shutting down: draining in-flight requests");
       try {
-        vertx.close().await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
+        server.stop().eventually(vertx::close).await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
       } catch (Exception e) {
         LOG.warn("shutdown did not finish cleanly: {}", e.toString());
       }

@@ -18,10 +18,12 @@ import org.shine.server.util.Json;
 public final class TestServer implements AutoCloseable {
   private final Vertx vertx;
   private final AppConfig config;
+  private final ShineServer server;
 
-  private TestServer(Vertx vertx, AppConfig config) {
+  private TestServer(Vertx vertx, AppConfig config, ShineServer server) {
     this.vertx = vertx;
     this.config = config;
+    this.server = server;
   }
 
   public static TestServer start(String serverLogin, AppConfig.Db db, Clock clock, String overridesJson) {
@@ -39,8 +41,9 @@ public final class TestServer implements AutoCloseable {
     }
     AppConfig config = ConfigLoader.parse(root.toString(), Map.of());
     Vertx vertx = Vertx.vertx();
-    new ShineServer(vertx, config, clock).start().await();
-    return new TestServer(vertx, config);
+    ShineServer server = new ShineServer(vertx, config, clock);
+    server.start().await();
+    return new TestServer(vertx, config, server);
   }
 
   public static TestServer start(String serverLogin, AppConfig.Db db, Clock clock) {
@@ -63,9 +66,14 @@ public final class TestServer implements AutoCloseable {
     return vertx;
   }
 
+  /** Drains as SIGTERM does: the gateway finishes in-flight requests, then everything stops. */
+  public io.vertx.core.Future<Void> drain() {
+    return server.stop();
+  }
+
   @Override
   public void close() {
-    vertx.close().await();
+    server.stop().eventually(vertx::close).await();
   }
 
   private static int freePort() {

@@ -1,0 +1,108 @@
+# Shared helpers for the scripts; source it, don't run it.
+# Environment: SHINE_DB_HOST (127.0.0.1), SHINE_DB_PORT (5432), SHINE_DB_USER (postgres), SHINE_DB_PASSWORD ("").
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+JAR="$ROOT/target/shine-server.jar"
+DB_HOST="${SHINE_DB_HOST:-127.0.0.1}"
+DB_PORT="${SHINE_DB_PORT:-5432}"
+DB_USER="${SHINE_DB_USER:-postgres}"
+
+log() { printf '[shine] %s\n' "$*" >&2; }
+die() { printf '[shine] error: %s\n' "$*" >&2; exit 1; }
+
+apt_install() {
+  [ "$(id -u)" = 0 ] || die "need root to install $* (or install it yourself)"
+  command -v apt-get >/dev/null || die "no apt-get here: install $* yourself"
+  if [ -z "${SHINE_APT_UPDATED:-}" ]; then
+    log "apt-get update"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || die "apt-get update failed"
+    SHINE_APT_UPDATED=1
+  fi
+  log "installing $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2 || die "apt-get install $* failed"
+}
+
+# Java 17+ and Maven, installed from Debian's packages when missing.
+ensure_toolchain() {
+  local major=0
+  if command -v java >/dev/null; then
+    major=$(java -XshowSettings:properties -version 2>&1 | awk -F'= ' '/java.specification.version/ {print $2}' | cut -d. -f1)
+  fi
+  if [ "${major:-0}" -lt 17 ]; then
+    apt_install openjdk-17-jdk-headless
+  fi
+  command -v mvn >/dev/null || apt_install maven
+}
+
+db_reachable() {
+  if command -v pg_isready >/dev/null; then
+    pg_isready -q -h "$DB_HOST" -p "$DB_PORT" -t 3
+  else
+    timeout 3 bash -c "exec 3<>/dev/tcp/$DB_HOST/$DB_PORT" 2>/dev/null
+  fi
+}
+
+# Uses a PostgreSQL server that answers at DB_HOST:DB_PORT; otherwise (local host only) installs and/or starts
+# Debian's PostgreSQL and lets local TCP connections in without a password, as this project's dev setup expects.
+ensure_postgres() {
+  if db_reachable; then
+    return 0
+  fi
+  case "$DB_HOST" in
+    127.0.0.1|localhost|::1) ;;
+    *) die "PostgreSQL does not answer at $DB_HOST:$DB_PORT" ;;
+  esac
+  if ! ls /etc/postgresql/*/main/postgresql.conf >/dev/null 2>&1; then
+    apt_install postgresql postgresql-client
+  fi
+  local version conf_dir
+  version=$(ls /etc/postgresql | sort -V | tail -n 1)
+  conf_dir="/etc/postgresql/$version/main"
+  if ! grep -q '^# shine: trust local tcp' "$conf_dir/pg_hba.conf"; then
+    log "allowing password-less local TCP connections in $conf_dir/pg_hba.conf"
+    local tmp
+    tmp=$(mktemp)
+    {
+      echo '# shine: trust local tcp'
+      echo 'host all all 127.0.0.1/32 trust'
+      echo 'host all all ::1/128 trust'
+      cat "$conf_dir/pg_hba.conf"
+    } > "$tmp"
+    cat "$tmp" > "$conf_dir/pg_hba.conf"
+    rm -f "$tmp"
+  fi
+  if [ "$DB_PORT" != "$(awk -F'[= \t]+' '/^port/ {print $2}' "$conf_dir/postgresql.conf")" ]; then
+    die "the local PostgreSQL $version listens on another port than $DB_PORT; set SHINE_DB_PORT"
+  fi
+  log "starting PostgreSQL $version"
+  if command -v pg_ctlcluster >/dev/null; then
+    pg_ctlcluster --skip-systemctl-redirect "$version" main start >&2 2>&1 || pg_ctlcluster --skip-systemctl-redirect "$version" main reload >&2 2>&1 || true
+  else
+    service postgresql start >&2 || true
+  fi
+  for _ in $(seq 1 30); do
+    db_reachable && return 0
+    sleep 1
+  done
+  die "PostgreSQL did not come up at $DB_HOST:$DB_PORT"
+}
+
+# Creates a database when it does not exist (the server would also create it on start).
+ensure_database() {
+  local name="$1"
+  command -v psql >/dev/null || apt_install postgresql-client
+  if ! PGPASSWORD="${SHINE_DB_PASSWORD:-}" psql -h "$DB_HOST" -p "$DB_PORT" -U "$DB_USER" -d postgres -tAc \
+      "SELECT 1 FROM pg_database WHERE datname = '$name'" | grep -q 1; then
+    log "creating database $name"
+    PGPASSWORD="${SHINE_DB_PASSWORD:-}" psql -h "$DB_HOST" -p "$DB_PORT" -U "$DB_USER" -d postgres -qc "CREATE DATABASE \"$name\"" >&2
+  fi
+}
+
+# Builds the fat jar when it is missing or older than any source.
+ensure_jar() {
+  if [ -f "$JAR" ] && [ -z "$(find "$ROOT/src" "$ROOT/pom.xml" -newer "$JAR" -print -quit)" ]; then
+    return 0
+  fi
+  log "building $JAR"
+  (cd "$ROOT" && mvn -B -q package -DskipTests) || die "build failed"
+}
