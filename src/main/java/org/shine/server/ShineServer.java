@@ -14,6 +14,8 @@ import org.shine.server.db.Database;
 import org.shine.server.delivery.DeliveryVerticle;
 import org.shine.server.directory.DirectoryVerticle;
 import org.shine.server.gateway.GatewayVerticle;
+import org.shine.server.peer.PeerVerticle;
+import org.shine.server.retry.RetryVerticle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,9 +41,12 @@ public final class ShineServer {
     Codecs.register(vertx);
     AppConfig.Instances n = config.instances();
     return Database.prepare(vertx, config.db())
+        .compose(v -> deploy(() -> new PeerVerticle(config), 1))
+        .onSuccess(backendDeployments::add)
         .compose(v -> Future.all(
             deploy(() -> new DirectoryVerticle(config, clock), n.directory()),
-            deploy(() -> new DeliveryVerticle(config, clock), n.delivery())))
+            deploy(() -> new DeliveryVerticle(config, clock), n.delivery()),
+            deploy(() -> new RetryVerticle(config, clock), n.retry())))
         .onSuccess(ids -> ids.<String>list().forEach(backendDeployments::add))
         .compose(v -> deploy(() -> new GatewayVerticle(config), n.gateway()))
         .onSuccess(id -> gatewayDeployment = id)
@@ -57,7 +62,17 @@ public final class ShineServer {
   public Future<Void> stop() {
     Future<Void> gateway = gatewayDeployment == null ? Future.succeededFuture()
         : vertx.undeploy(gatewayDeployment);
-    return gateway.compose(v -> Future.join(backendDeployments.stream().map(vertx::undeploy).toList()))
+    // the peer verticle (first deployed) goes last: back-end work in flight may still call peers
+    if (backendDeployments.isEmpty()) {
+      return gateway;
+    }
+    List<String> backends = new ArrayList<>(backendDeployments);
+    String peers = backends.remove(0);
+    return gateway.onComplete(ar -> LOG.debug("gateway stopped"))
+        .compose(v -> Future.join(backends.stream().map(vertx::undeploy).toList()))
+        .onComplete(ar -> LOG.debug("back-end verticles stopped"))
+        .compose(v -> vertx.undeploy(peers))
+        .onComplete(ar -> LOG.debug("peer verticle stopped"))
         .mapEmpty();
   }
 

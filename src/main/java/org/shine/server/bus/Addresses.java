@@ -12,6 +12,16 @@ public final class Addresses {
   public static final String DM_SEND_PAIR = "dm.send-pair";
   /** Delivery: a page of one conversation ({@code HistoryQuery} → {@code HistoryPage}). */
   public static final String DM_HISTORY = "dm.history";
+  /** Server op ReceiveIncomingMessage ({@code ReceiveIncomingCommand} → messageKey). */
+  public static final String DM_RECEIVE_INCOMING = "dm.receive-incoming";
+  /** Server op ReceiveOutcomingMessage ({@code ReceiveOutgoingCommand} → {@code SendPairResult}). */
+  public static final String DM_RECEIVE_OUTGOING = "dm.receive-outgoing";
+  /** Server op GetDmDeliveryStatus (messageKey → {@code DeliveryStatus}). */
+  public static final String DM_STATUS = "dm.status";
+  /** Peers: one request to another server ({@code PeerRequest} → {@code PeerResponse}). */
+  public static final String PEER_REQUEST = "peer.request";
+  /** Published with a peer URL each time this node (re)connects to it. */
+  public static final String PEER_CONNECTED = "peer.connected";
   private static final String USER_EVENTS_PREFIX = "user.events.";
 
   private Addresses() {

@@ -25,7 +25,12 @@ public final class BusReplies {
 
   /** Sends a local request and maps TIMEOUT / NO_HANDLERS / RECIPIENT_FAILURE to protocol errors. */
   public static <T> Future<T> request(EventBus bus, String address, Object body) {
-    DeliveryOptions options = new DeliveryOptions().setLocalOnly(true).setSendTimeout(DEFAULT_TIMEOUT_MS);
+    return request(bus, address, body, DEFAULT_TIMEOUT_MS);
+  }
+
+  /** As {@link #request(EventBus, String, Object)} with an explicit send timeout. */
+  public static <T> Future<T> request(EventBus bus, String address, Object body, long timeoutMs) {
+    DeliveryOptions options = new DeliveryOptions().setLocalOnly(true).setSendTimeout(timeoutMs);
     return bus.<T>request(address, body, options)
         .recover(BusReplies::toProtocolFailure)
         .map(Message::body);

@@ -3,12 +3,17 @@ package org.shine.server.bus;
 import io.vertx.core.Vertx;
 import java.util.List;
 import org.shine.server.db.DirectoryRepository;
+import org.shine.server.delivery.DeliveryStatus;
 import org.shine.server.delivery.HistoryPage;
+import org.shine.server.delivery.ReceiveIncomingCommand;
+import org.shine.server.delivery.ReceiveOutgoingCommand;
 import org.shine.server.delivery.HistoryQuery;
 import org.shine.server.delivery.SendPairCommand;
 import org.shine.server.delivery.SendPairResult;
 import org.shine.server.directory.DirectoryService;
 import org.shine.server.directory.UserCard;
+import org.shine.server.peer.PeerRequest;
+import org.shine.server.peer.PeerResponse;
 
 /** The record types that travel on the local bus, each with the {@link LocalRecordCodec}. */
 public final class Codecs {
@@ -19,7 +24,12 @@ public final class Codecs {
       SendPairCommand.class,
       SendPairResult.class,
       HistoryQuery.class,
-      HistoryPage.class);
+      HistoryPage.class,
+      ReceiveIncomingCommand.class,
+      ReceiveOutgoingCommand.class,
+      DeliveryStatus.class,
+      PeerRequest.class,
+      PeerResponse.class);
 
   private Codecs() {
   }

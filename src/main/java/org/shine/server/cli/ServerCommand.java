@@ -42,7 +42,9 @@ public final class ServerCommand {
     Runnable shutdown = () -> {
       LOG.info("shutting down: draining in-flight requests");
       try {
-        server.stop().eventually(vertx::close).await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
+        // two awaits: a continuation of stop() would run on an event loop that vertx.close() terminates
+        server.stop().await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
+        vertx.close().await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
       } catch (Exception e) {
         LOG.warn("shutdown did not finish cleanly: {}", e.toString());
       }

@@ -3,7 +3,11 @@ package org.shine.server.config;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.cfg.CoercionAction;
+import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.type.LogicalType;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.InputStream;
@@ -23,12 +27,26 @@ import org.shine.server.dm.Logins;
  * defaults do not know is an error naming the key, and {@code SHINE_DB_*} environment variables override {@code db}.
  */
 public final class ConfigLoader {
-  private static final ObjectMapper MAPPER = new ObjectMapper()
-      .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
-      .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+  private static final ObjectMapper MAPPER = strictMapper();
   private static final Set<String> PEER_KEYS = Set.of("serverLogin", "url");
 
   private ConfigLoader() {
+  }
+
+  /** No coercion between JSON types: "7101" is not a port, 1.5 not a count, 1 not a boolean. */
+  private static ObjectMapper strictMapper() {
+    ObjectMapper mapper = new ObjectMapper()
+        .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+        .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+        .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+        .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+        .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS);
+    mapper.coercionConfigFor(LogicalType.Textual)
+        .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
+        .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+        .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail);
+    mapper.coercionConfigFor(LogicalType.Boolean).setCoercion(CoercionInputShape.Integer, CoercionAction.Fail);
+    return mapper;
   }
 
   public static AppConfig load(Path file, Map<String, String> env) {
@@ -144,6 +162,9 @@ public final class ConfigLoader {
 
   private static void validate(AppConfig c) {
     require(Logins.isValid(c.serverLogin()), "serverLogin must match [a-z0-9_.-]{1,32}");
+    require(c.http().host() != null && !c.http().host().isBlank(), "http.host must be a non-empty string");
+    require(c.db().host() != null && c.db().database() != null && c.db().user() != null
+        && c.db().password() != null, "db.host, db.database, db.user and db.password must be strings");
     require(c.http().port() >= 0 && c.http().port() <= 65535, "http.port must be 0..65535");
     requireWsUrl(c.publicUrl(), "publicUrl");
     require(c.db().port() > 0 && c.db().port() <= 65535, "db.port must be 1..65535");
@@ -178,6 +199,7 @@ public final class ConfigLoader {
   }
 
   private static void requireWsUrl(String url, String key) {
+    require(url != null, key + " is required");
     try {
       URI uri = new URI(url);
       require(("ws".equals(uri.getScheme()) || "wss".equals(uri.getScheme())) && uri.getHost() != null,

@@ -37,8 +37,9 @@ public final class DmRepository {
   private static final String STORE_COPIES =
       "WITH input AS ("
           + " SELECT * FROM unnest($1::text[], $2::text[], $3::int2[], $4::text[], $5::int8[], $6::int8[],"
-          + " $7::bytea[], $8::bytea[], $9::text[], $10::bool[])"
-          + " AS t(owner, base_key, direction, peer, created_at_ms, revision, blob, pair_blob, delivery_state, synced)"
+          + " $7::bytea[], $8::bytea[], $9::text[], $10::bool[], $12::int8[])"
+          + " AS t(owner, base_key, direction, peer, created_at_ms, revision, blob, pair_blob, delivery_state, synced,"
+          + " lease_until_ms)"
           + "), written AS ("
           + " INSERT INTO dm_message AS m (owner, base_key, direction, peer, created_at_ms, revision, blob, pair_blob,"
           + " stored_at_ms)"
@@ -50,10 +51,10 @@ public final class DmRepository {
           + " RETURNING m.owner, m.base_key, m.direction, m.revision"
           + "), delivery AS ("
           + " INSERT INTO dm_delivery (base_key, revision, owner, state, accepted_at_ms, attempts, next_attempt_at_ms,"
-          + " updated_at_ms)"
+          + " lease_until_ms, updated_at_ms)"
           + " SELECT i.base_key, i.revision, i.owner, i.delivery_state, $11,"
           + " CASE WHEN i.delivery_state = 'delivered' THEN 1 ELSE 0 END,"
-          + " CASE WHEN i.delivery_state = 'accepted' THEN $11::int8 END, $11"
+          + " CASE WHEN i.delivery_state = 'accepted' THEN $11::int8 END, NULLIF(i.lease_until_ms, 0), $11"
           + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key"
           + " WHERE w.direction = 2"
           + " ON CONFLICT (base_key, revision) DO NOTHING"
@@ -115,6 +116,7 @@ public final class DmRepository {
     Buffer[] pairBlobs = new Buffer[n];
     String[] states = new String[n];
     Boolean[] synced = new Boolean[n];
+    Long[] leases = new Long[n];
     for (int i = 0; i < n; i++) {
       CopyWrite c = copies.get(i);
       owners[i] = c.key().owner();
@@ -128,9 +130,10 @@ public final class DmRepository {
       pairBlobs[i] = c.pairBlob() == null ? Buffer.buffer() : Buffer.buffer(c.pairBlob());
       states[i] = c.deliveryState() == null ? "" : c.deliveryState().wire();
       synced[i] = c.synced();
+      leases[i] = c.leaseUntilMs();
     }
     Tuple params = Tuple.tuple(List.of(owners, baseKeys, directions, peers, createdAt, revisions, blobs, pairBlobs,
-        states, synced, nowMs));
+        states, synced, nowMs, leases));
     return pool.preparedQuery(STORE_COPIES).execute(params).map(rows -> {
       Set<CopyKey> written = new HashSet<>();
       for (Row row : rows) {
@@ -169,9 +172,16 @@ public final class DmRepository {
 
   /**
    * One copy to write. {@code direction} is OUTGOING for the sender's copy (with {@code pairBlob}, the incoming
-   * copy, and the initial {@code deliveryState}) or INCOMING for a recipient's copy.
+   * copy, the initial {@code deliveryState}, and a lease until {@code leaseUntilMs} (0: none) held by the
+   * attempt about to run) or INCOMING for a recipient's copy.
    */
   public record CopyWrite(CopyKey key, DmKind direction, String peer, long createdAtMs, long revision, byte[] blob,
-      byte[] pairBlob, DeliveryState deliveryState, boolean synced) {
+      byte[] pairBlob, DeliveryState deliveryState, boolean synced, long leaseUntilMs) {
+
+    /** A recipient's incoming copy. */
+    public static CopyWrite incoming(CopyKey key, String author, long createdAtMs, long revision, byte[] blob,
+        boolean synced) {
+      return new CopyWrite(key, DmKind.INCOMING, author, createdAtMs, revision, blob, null, null, synced, 0);
+    }
   }
 }

@@ -43,9 +43,9 @@ public final class MicroBatcher<I, O> {
     this.queueCapacity = queueCapacity;
   }
 
-  /** Queues one item; fails with 429 at once when the queue is full. */
+  /** Runs or queues one item; fails with 429 at once when every slot is busy and the queue is full. */
   public Future<O> submit(I item) {
-    if (queue.size() >= queueCapacity) {
+    if (running >= maxConcurrentBatches && queue.size() >= queueCapacity) {
       return Future.failedFuture(new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.OVERLOADED,
           "the server is overloaded; nothing was stored, retry later"));
     }

@@ -3,22 +3,18 @@ package org.shine.server.delivery;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.EventBus;
-import io.vertx.core.eventbus.MessageConsumer;
-import io.vertx.sqlclient.Pool;
 import java.time.Clock;
+import java.util.List;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
-import org.shine.server.db.DirectoryRepository;
-import org.shine.server.db.DmRepository;
-import org.shine.server.directory.DirectoryCache;
-import org.shine.server.protocol.Frames;
-import org.shine.server.util.Json;
 
-/** Wires the message store and delivery: {@code dm.send-pair} and {@code dm.history}. */
+/**
+ * Wires the message store and the first delivery attempt: {@code dm.send-pair}, {@code dm.history},
+ * {@code dm.receive-incoming}, {@code dm.receive-outgoing}, {@code dm.status}.
+ */
 public final class DeliveryVerticle extends VerticleBase {
-  private static final long DIRECTORY_CACHE_TTL_MS = 30_000;
   private final AppConfig config;
   private final Clock clock;
 
@@ -29,16 +25,23 @@ public final class DeliveryVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    Pool pool = Database.sharedPool(vertx, config.db());
-    DirectoryCache directory = new DirectoryCache(vertx, new DirectoryRepository(pool), DIRECTORY_CACHE_TTL_MS);
-    DmRepository messages = new DmRepository(pool);
-    SendPairService sendPair = new SendPairService(vertx, config, directory, messages, new Frames(Json.MAPPER),
-        clock);
+    DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock);
+    SendPairService send = new SendPairService(vertx, config, module.intake, module.attempts, module.peers,
+        module.frames, clock);
+    ReceiveService receive = new ReceiveService(vertx, config, module.intake, module.copies, module.attempts,
+        module.deliveries, module.frames);
     EventBus bus = vertx.eventBus();
-    MessageConsumer<SendPairCommand> send = bus.localConsumer(Addresses.DM_SEND_PAIR,
-        message -> BusReplies.replyWith(message, sendPair.send(message.body())));
-    MessageConsumer<HistoryQuery> history = bus.localConsumer(Addresses.DM_HISTORY,
-        message -> BusReplies.replyWith(message, messages.history(message.body()).map(HistoryPage::new)));
-    return Future.all(directory.start(), send.completion(), history.completion());
+    return Future.all(List.of(
+        module.start(),
+        bus.<SendPairCommand>localConsumer(Addresses.DM_SEND_PAIR,
+            m -> BusReplies.replyWith(m, send.send(m.body()))).completion(),
+        bus.<HistoryQuery>localConsumer(Addresses.DM_HISTORY,
+            m -> BusReplies.replyWith(m, module.messages.history(m.body()).map(HistoryPage::new))).completion(),
+        bus.<ReceiveIncomingCommand>localConsumer(Addresses.DM_RECEIVE_INCOMING,
+            m -> BusReplies.replyWith(m, receive.receiveIncoming(m.body()))).completion(),
+        bus.<ReceiveOutgoingCommand>localConsumer(Addresses.DM_RECEIVE_OUTGOING,
+            m -> BusReplies.replyWith(m, receive.receiveOutgoing(m.body()))).completion(),
+        bus.<String>localConsumer(Addresses.DM_STATUS,
+            m -> BusReplies.replyWith(m, receive.status(m.body()))).completion()));
   }
 }

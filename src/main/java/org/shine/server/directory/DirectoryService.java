@@ -1,14 +1,20 @@
 package org.shine.server.directory;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.time.Clock;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.LinkedHashSet;
 import java.util.Objects;
+import java.util.Set;
 import org.shine.server.bus.Addresses;
+import org.shine.server.config.AppConfig;
+import org.shine.server.peer.PeerCalls;
+import org.shine.server.protocol.Ops;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.protocol.ErrorCode;
@@ -25,9 +31,13 @@ public final class DirectoryService {
   private final DirectoryRepository repository;
   private final ObjectMapper mapper;
   private final Clock clock;
+  private final AppConfig config;
+  private final PeerCalls peers;
 
-  public DirectoryService(Vertx vertx, Pool pool, ObjectMapper mapper, Clock clock) {
+  public DirectoryService(Vertx vertx, AppConfig config, Pool pool, ObjectMapper mapper, Clock clock) {
     this.vertx = Objects.requireNonNull(vertx);
+    this.config = Objects.requireNonNull(config);
+    this.peers = new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs());
     this.pool = Objects.requireNonNull(pool);
     this.repository = new DirectoryRepository(pool);
     this.mapper = Objects.requireNonNull(mapper);
@@ -67,8 +77,28 @@ public final class DirectoryService {
       if (result.changed()) {
         LOG.info("card accepted [login: {}, version: {}]", card.login(), card.version());
         vertx.eventBus().publish(Addresses.DIRECTORY_CHANGED, card.login());
+        relay(card);
       }
     });
+  }
+
+  /**
+   * Hands a newly accepted card to every configured peer and to the card's access servers. A server that
+   * already has it answers "unchanged" and relays nothing, so relays end.
+   */
+  private void relay(UserCard card) {
+    Set<String> urls = new LinkedHashSet<>();
+    config.peers().stream().filter(p -> !p.serverLogin().equals(config.serverLogin()))
+        .forEach(p -> urls.add(p.url()));
+    card.accessServers().stream().filter(r -> !r.serverLogin().equals(config.serverLogin()))
+        .forEach(r -> urls.add(r.url()));
+    urls.remove(config.publicUrl());
+    for (String url : urls) {
+      ObjectNode payload = mapper.createObjectNode();
+      payload.set("card", CardJson.render(mapper, card));
+      peers.call(url, Ops.PUBLISH_USER_CARD, payload).onFailure(failure -> LOG.debug(
+          "card relay failed [login: {}, url: {}]: {}", card.login(), url, failure.getMessage()));
+    }
   }
 
   /** The stored card of a login, or 404. */

@@ -23,7 +23,7 @@ public final class DirectoryVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    DirectoryService directory = new DirectoryService(vertx, Database.sharedPool(vertx, config.db()), Json.MAPPER,
+    DirectoryService directory = new DirectoryService(vertx, config, Database.sharedPool(vertx, config.db()), Json.MAPPER,
         clock);
     EventBus bus = vertx.eventBus();
     MessageConsumer<UserCard> publish = bus.localConsumer(Addresses.DIRECTORY_PUBLISH,

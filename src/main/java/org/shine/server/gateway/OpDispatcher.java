@@ -18,9 +18,12 @@ import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository.StoredUser;
+import org.shine.server.delivery.DeliveryStatus;
 import org.shine.server.delivery.HistoryEntry;
 import org.shine.server.delivery.HistoryPage;
 import org.shine.server.delivery.HistoryQuery;
+import org.shine.server.delivery.ReceiveIncomingCommand;
+import org.shine.server.delivery.ReceiveOutgoingCommand;
 import org.shine.server.delivery.SendPairCommand;
 import org.shine.server.delivery.SendPairResult;
 import org.shine.server.directory.CardJson;
@@ -62,7 +65,10 @@ final class OpDispatcher {
         Ops.PUBLISH_USER_CARD, this::publishUserCard,
         Ops.GET_USER_CARD, this::getUserCard,
         Ops.SEND_MESSAGE_PAIR, this::sendMessagePair,
-        Ops.GET_DIRECT_MESSAGES, this::getDirectMessages);
+        Ops.GET_DIRECT_MESSAGES, this::getDirectMessages,
+        Ops.RECEIVE_INCOMING_MESSAGE, this::receiveIncomingMessage,
+        Ops.RECEIVE_OUTCOMING_MESSAGE, this::receiveOutcomingMessage,
+        Ops.GET_DM_DELIVERY_STATUS, this::getDmDeliveryStatus);
   }
 
   Future<JsonNode> dispatch(Session session, String op, JsonNode payload) {
@@ -158,6 +164,36 @@ final class OpDispatcher {
             .put("incomingKey", result.incomingKey())
             .put("outgoingKey", result.outgoingKey())
             .put("deliveryState", result.deliveryState().wire()));
+  }
+
+  private Future<JsonNode> receiveIncomingMessage(Session session, JsonNode payload) {
+    Fields fields = Fields.of(payload, "payload", Set.of("incomingBlobB64", "sourceServerLogin"));
+    byte[] incoming = containerField(fields, "incomingBlobB64");
+    String source = sourceServer(fields);
+    return BusReplies.<String>request(bus, Addresses.DM_RECEIVE_INCOMING, new ReceiveIncomingCommand(incoming, source))
+        .map(messageKey -> frames.object().put("messageKey", messageKey));
+  }
+
+  private Future<JsonNode> receiveOutcomingMessage(Session session, JsonNode payload) {
+    Fields fields = Fields.of(payload, "payload", Set.of("incomingBlobB64", "outgoingBlobB64", "sourceServerLogin"));
+    byte[] incoming = containerField(fields, "incomingBlobB64");
+    byte[] outgoing = containerField(fields, "outgoingBlobB64");
+    String source = sourceServer(fields);
+    return BusReplies.<SendPairResult>request(bus, Addresses.DM_RECEIVE_OUTGOING,
+            new ReceiveOutgoingCommand(incoming, outgoing, source))
+        .map(result -> frames.object().put("incomingKey", result.incomingKey())
+            .put("outgoingKey", result.outgoingKey()));
+  }
+
+  private Future<JsonNode> getDmDeliveryStatus(Session session, JsonNode payload) {
+    String messageKey = Fields.of(payload, "payload", Set.of("messageKey")).requiredString("messageKey");
+    return BusReplies.<DeliveryStatus>request(bus, Addresses.DM_STATUS, messageKey)
+        .map(status -> frames.object().put("messageKey", status.messageKey()).put("known", status.known())
+            .put("delivered", status.delivered()));
+  }
+
+  private static String sourceServer(Fields fields) {
+    return fields.has("sourceServerLogin") ? fields.login("sourceServerLogin") : null;
   }
 
   private static byte[] containerField(Fields fields, String name) {

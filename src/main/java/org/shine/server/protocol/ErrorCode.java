@@ -30,6 +30,8 @@ public final class ErrorCode {
   public static final String NOT_ACCESS_SERVER = "NOT_ACCESS_SERVER";
   public static final String TOO_MANY_IN_FLIGHT = "TOO_MANY_IN_FLIGHT";
   public static final String OVERLOADED = "OVERLOADED";
+  public static final String PEER_UNAVAILABLE = "PEER_UNAVAILABLE";
+  public static final String PEER_TIMEOUT = "PEER_TIMEOUT";
   public static final String INTERNAL = "INTERNAL";
   public static final String STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE";
 

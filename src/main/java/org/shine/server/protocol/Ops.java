@@ -8,6 +8,9 @@ public final class Ops {
   public static final String GET_USER_CARD = "GetUserCard";
   public static final String SEND_MESSAGE_PAIR = "SendMessagePair";
   public static final String GET_DIRECT_MESSAGES = "GetDirectMessages";
+  public static final String RECEIVE_INCOMING_MESSAGE = "ReceiveIncomingMessage";
+  public static final String RECEIVE_OUTCOMING_MESSAGE = "ReceiveOutcomingMessage";
+  public static final String GET_DM_DELIVERY_STATUS = "GetDmDeliveryStatus";
 
   public static final String EVENT_INCOMING_DIRECT_MESSAGE = "IncomingDirectMessage";
   public static final String EVENT_DELIVERY_STATE_CHANGED = "DmDeliveryStateChanged";

@@ -27,7 +27,11 @@ public final class TestServer implements AutoCloseable {
   }
 
   public static TestServer start(String serverLogin, AppConfig.Db db, Clock clock, String overridesJson) {
-    int port = freePort();
+    return start(serverLogin, db, clock, overridesJson, freePort());
+  }
+
+  /** On a given port, e.g. to bring a stopped server back where its peers expect it. */
+  public static TestServer start(String serverLogin, AppConfig.Db db, Clock clock, String overridesJson, int port) {
     var root = Json.MAPPER.createObjectNode();
     root.put("serverLogin", serverLogin);
     root.putObject("http").put("host", "127.0.0.1").put("port", port);
@@ -48,6 +52,10 @@ public final class TestServer implements AutoCloseable {
 
   public static TestServer start(String serverLogin, AppConfig.Db db, Clock clock) {
     return start(serverLogin, db, clock, "{}");
+  }
+
+  public int port() {
+    return config.http().port();
   }
 
   public String url() {
@@ -73,10 +81,11 @@ public final class TestServer implements AutoCloseable {
 
   @Override
   public void close() {
-    server.stop().eventually(vertx::close).await();
+    server.stop().await();
+    vertx.close().await();
   }
 
-  private static int freePort() {
+  public static int freePort() {
     try (ServerSocket socket = new ServerSocket(0)) {
       socket.setReuseAddress(true);
       return socket.getLocalPort();

@@ -28,6 +28,19 @@ public record TestUser(String login, KeyFile key) {
     return this;
   }
 
+  /** Publishes a card (routes: serverLogin → url, in order) on every URL of {@code publishOn}. */
+  public TestUser publish(Vertx vertx, List<Map.Entry<String, String>> routes, long version, String... publishOn) {
+    for (String url : publishOn) {
+      ShineClient client = ShineClient.connect(vertx, url).await();
+      try {
+        client.publishCard(login, key, routes, version).await();
+      } finally {
+        client.close().await();
+      }
+    }
+    return this;
+  }
+
   /** A new logged-in session on {@code server}. */
   public ShineClient session(Vertx vertx, TestServer server) {
     ShineClient client = ShineClient.connect(vertx, server.url()).await();

@@ -1,0 +1,86 @@
+package org.shine.server.delivery;
+
+import io.vertx.core.Future;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.DirectoryRepository.StoredUser;
+import org.shine.server.db.DmRepository.CopyKey;
+import org.shine.server.db.DmRepository.CopyWrite;
+import org.shine.server.directory.DirectoryCache;
+import org.shine.server.dm.DmKind;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.ProtocolException;
+import org.shine.server.protocol.Status;
+
+/**
+ * Takes a checked pair into the sender's store (seed §4 step 3): the sender's copy with its delivery row and
+ * outbox item, plus the recipient's copy when this server is one of the recipient's routes (then the pair is
+ * {@code delivered} in the same transaction). A reserved first attempt holds the new row's lease.
+ */
+final class PairIntake {
+  private final AppConfig config;
+  private final DirectoryCache directory;
+  private final CopyStore copies;
+  private final DeliveryAttempts attempts;
+  private final Clock clock;
+
+  PairIntake(AppConfig config, DirectoryCache directory, CopyStore copies, DeliveryAttempts attempts, Clock clock) {
+    this.config = Objects.requireNonNull(config);
+    this.directory = Objects.requireNonNull(directory);
+    this.copies = Objects.requireNonNull(copies);
+    this.attempts = Objects.requireNonNull(attempts);
+    this.clock = Objects.requireNonNull(clock);
+  }
+
+  Future<StoredUser> requireUser(String login) {
+    return directory.find(login).map(found -> found.orElseThrow(() -> new ProtocolException(Status.NOT_FOUND,
+        ErrorCode.USER_NOT_FOUND, "unknown user " + login)));
+  }
+
+  /** Stores the pair for its sender; the outcome says what was written and, if so, the first attempt to run. */
+  Future<Intake> store(SignedPair pair, StoredUser sender, StoredUser recipient, boolean synced) {
+    boolean recipientHere = recipient.servedBy(config.serverLogin());
+    boolean attemptReserved = !recipientHere && attempts.reserve();
+    long now = clock.millis();
+    DeliveryState initial = recipientHere ? DeliveryState.DELIVERED : DeliveryState.ACCEPTED;
+    CopyKey senderCopy = new CopyKey(pair.from(), pair.baseKey());
+    List<CopyWrite> writes = new ArrayList<>(2);
+    writes.add(new CopyWrite(senderCopy, DmKind.OUTGOING, pair.to(), pair.outgoing().createdAtMs(), pair.revision(),
+        pair.outgoing().bytes(), pair.incoming().bytes(), initial, synced,
+        attemptReserved ? now + config.delivery().leaseMs() : 0));
+    CopyKey recipientCopy = new CopyKey(pair.to(), pair.baseKey());
+    if (recipientHere) {
+      writes.add(CopyWrite.incoming(recipientCopy, pair.from(), pair.outgoing().createdAtMs(), pair.revision(),
+          pair.incoming().bytes(), false));
+    }
+    return copies.store(senderCopy, pair.revision(), pair.outgoing().bytes(), pair.incoming().bytes(),
+            List.of(pair.outgoing(), pair.incoming()), sender.publicKey(), writes)
+        .map(outcome -> {
+          boolean firstAttempt = attemptReserved && outcome.wrote(senderCopy);
+          if (attemptReserved && !firstAttempt) {
+            attempts.release();
+          }
+          DeliveryState state = outcome.written() ? initial
+              : outcome.storedState() == null ? DeliveryState.ACCEPTED : outcome.storedState();
+          DeliveryTask task = firstAttempt ? new DeliveryTask(pair.baseKey(), pair.revision(), pair.from(), pair.to(),
+              pair.incoming().bytes(), now, 1, 0) : null;
+          return new Intake(outcome.written(), outcome.wrote(recipientCopy), state, task);
+        })
+        .onFailure(failure -> {
+          if (attemptReserved) {
+            attempts.release();
+          }
+        });
+  }
+
+  /**
+   * What {@link #store} did: {@code written} (new or replaced revision), whether the recipient's copy was stored
+   * here, the state to report, and the first attempt to run ({@code null}: none now — already delivered, a
+   * repeat, or no attempt capacity so the retry worker will take it).
+   */
+  record Intake(boolean written, boolean recipientCopyWritten, DeliveryState state, DeliveryTask firstAttempt) {
+  }
+}

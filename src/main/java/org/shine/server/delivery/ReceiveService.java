@@ -1,0 +1,141 @@
+package org.shine.server.delivery;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.util.List;
+import java.util.Objects;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.DeliveryRepository;
+import org.shine.server.db.DirectoryRepository.StoredUser;
+import org.shine.server.db.DmRepository.CopyKey;
+import org.shine.server.db.DmRepository.CopyWrite;
+import org.shine.server.dm.DmContainer;
+import org.shine.server.dm.DmKeys;
+import org.shine.server.dm.DmKind;
+import org.shine.server.dm.Logins;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.Frames;
+import org.shine.server.protocol.ProtocolException;
+import org.shine.server.protocol.Status;
+
+/**
+ * The server-to-server operations of PROTOCOL §6: {@code ReceiveIncomingMessage} (a copy for a user served here),
+ * {@code ReceiveOutcomingMessage} (a pair for a sender served here, who then gets its own delivery state and
+ * attempts, seed §6) and the read-only {@code GetDmDeliveryStatus}. {@code sourceServerLogin} is taken on trust
+ * (seed §10) but every container is verified against its author's key; an item is synced on arrival only when
+ * it comes from the owner's sibling.
+ */
+public final class ReceiveService {
+  private final Vertx vertx;
+  private final AppConfig config;
+  private final PairIntake intake;
+  private final CopyStore copies;
+  private final DeliveryAttempts attempts;
+  private final DeliveryRepository deliveries;
+  private final Frames frames;
+
+  ReceiveService(Vertx vertx, AppConfig config, PairIntake intake, CopyStore copies, DeliveryAttempts attempts,
+      DeliveryRepository deliveries, Frames frames) {
+    this.vertx = Objects.requireNonNull(vertx);
+    this.config = Objects.requireNonNull(config);
+    this.intake = Objects.requireNonNull(intake);
+    this.copies = Objects.requireNonNull(copies);
+    this.attempts = Objects.requireNonNull(attempts);
+    this.deliveries = Objects.requireNonNull(deliveries);
+    this.frames = Objects.requireNonNull(frames);
+  }
+
+  /** Stores a recipient's copy; answers its messageKey. */
+  public Future<String> receiveIncoming(ReceiveIncomingCommand command) {
+    DmContainer incoming;
+    try {
+      incoming = SignedPair.parseContainer(command.incomingBlob(), "incomingBlobB64");
+    } catch (ProtocolException e) {
+      return Future.failedFuture(e);
+    }
+    if (incoming.kind() != DmKind.INCOMING) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.WRONG_KIND,
+          "this server accepts kind 1 (INCOMING) in ReceiveIncomingMessage"));
+    }
+    Future<StoredUser> author = intake.requireUser(incoming.from());
+    Future<StoredUser> owner = intake.requireUser(incoming.to());
+    return Future.all(author, owner).compose(v -> {
+      requireServed(owner.result());
+      CopyKey key = new CopyKey(incoming.to(), incoming.baseKey());
+      boolean synced = fromSibling(owner.result(), command.sourceServerLogin());
+      return copies.store(key, incoming.revision(), incoming.bytes(), null, List.of(incoming),
+              author.result().publicKey(), List.of(CopyWrite.incoming(key, incoming.from(), incoming.createdAtMs(),
+                  incoming.revision(), incoming.bytes(), synced)))
+          .map(outcome -> {
+            if (outcome.wrote(key)) {
+              Events.pushIncoming(vertx, frames, incoming.to(), incoming);
+            }
+            return incoming.messageKey();
+          });
+    });
+  }
+
+  /** Stores a sender's pair here and starts this server's own delivery of it. */
+  public Future<SendPairResult> receiveOutgoing(ReceiveOutgoingCommand command) {
+    SignedPair pair;
+    try {
+      pair = SignedPair.parse(command.incomingBlob(), command.outgoingBlob());
+    } catch (ProtocolException e) {
+      return Future.failedFuture(e);
+    }
+    Future<StoredUser> sender = intake.requireUser(pair.from());
+    Future<StoredUser> recipient = intake.requireUser(pair.to());
+    return Future.all(sender, recipient).compose(v -> {
+      requireServed(sender.result());
+      boolean synced = fromSibling(sender.result(), command.sourceServerLogin());
+      return intake.store(pair, sender.result(), recipient.result(), synced);
+    }).map(stored -> {
+      if (stored.recipientCopyWritten()) {
+        Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());
+      }
+      if (stored.firstAttempt() != null) {
+        attempts.submitReserved(stored.firstAttempt(), true);
+      }
+      return new SendPairResult(pair.baseKey(), DmKeys.incomingKey(pair.baseKey()),
+          DmKeys.outgoingKey(pair.baseKey()), stored.state());
+    });
+  }
+
+  /** {@code known}: this server holds the sender's copy; {@code delivered}: its latest revision is delivered. */
+  public Future<DeliveryStatus> status(String messageKey) {
+    String[] parts = messageKey.split("\\|", -1);
+    if (parts.length != 5 || !Logins.isValid(parts[0]) || !Logins.isValid(parts[1])
+        || !parts[4].equals(Integer.toString(DmKind.OUTGOING.code())) || !isNumber(parts[2])
+        || !isNumber(parts[3])) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+          "messageKey must be an outgoing key from|to|createdAtMs|nonce|2"));
+    }
+    String baseKey = messageKey.substring(0, messageKey.length() - 2);
+    return deliveries.status(parts[0], baseKey).map(state -> new DeliveryStatus(messageKey, state.isPresent(),
+        state.map(s -> s == DeliveryState.DELIVERED).orElse(false)));
+  }
+
+  private void requireServed(StoredUser user) {
+    if (!user.servedBy(config.serverLogin())) {
+      throw new ProtocolException(Status.MISDIRECTED, ErrorCode.NOT_ACCESS_SERVER,
+          config.serverLogin() + " is not an access server of " + user.login());
+    }
+  }
+
+  private boolean fromSibling(StoredUser owner, String sourceServerLogin) {
+    return sourceServerLogin != null && !sourceServerLogin.equals(config.serverLogin())
+        && owner.servedBy(sourceServerLogin);
+  }
+
+  private static boolean isNumber(String text) {
+    if (text.isEmpty() || text.length() > 19) {
+      return false;
+    }
+    for (int i = 0; i < text.length(); i++) {
+      if (!Character.isDigit(text.charAt(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+}

@@ -1,0 +1,27 @@
+package org.shine.server.peer;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.EventBus;
+import org.shine.server.bus.Addresses;
+import org.shine.server.bus.BusReplies;
+import org.shine.server.protocol.ProtocolException;
+
+/** Calls other servers through the node's {@link PeerVerticle}; failures arrive as {@link ProtocolException}. */
+public final class PeerCalls {
+  private static final long BUS_MARGIN_MS = 2_000;
+  private final EventBus bus;
+  private final long timeoutMs;
+
+  public PeerCalls(EventBus bus, long timeoutMs) {
+    this.bus = bus;
+    this.timeoutMs = timeoutMs;
+  }
+
+  /** The payload of the peer's 200 response. */
+  public Future<JsonNode> call(String url, String op, ObjectNode payload) {
+    return BusReplies.<PeerResponse>request(bus, Addresses.PEER_REQUEST, new PeerRequest(url, op, payload, timeoutMs),
+        timeoutMs + BUS_MARGIN_MS).map(PeerResponse::payload);
+  }
+}

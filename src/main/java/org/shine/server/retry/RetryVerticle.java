@@ -1,0 +1,36 @@
+package org.shine.server.retry;
+
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import java.time.Clock;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.Database;
+import org.shine.server.delivery.DeliveryModule;
+
+/** Wires the retry worker to its periodic timer ({@code delivery.workerPeriodMs}). */
+public final class RetryVerticle extends VerticleBase {
+  private final AppConfig config;
+  private final Clock clock;
+  private long timer = -1;
+
+  public RetryVerticle(AppConfig config, Clock clock) {
+    this.config = config;
+    this.clock = clock;
+  }
+
+  @Override
+  public Future<?> start() {
+    DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock);
+    RetryWorker worker = new RetryWorker(config, module.deliveries(), module.attempts(), clock);
+    return module.start().onSuccess(v -> timer = vertx.setPeriodic(config.delivery().workerPeriodMs(),
+        id -> worker.tick()));
+  }
+
+  @Override
+  public Future<?> stop() {
+    if (timer >= 0) {
+      vertx.cancelTimer(timer);
+    }
+    return Future.succeededFuture();
+  }
+}

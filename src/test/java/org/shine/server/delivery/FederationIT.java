@@ -1,0 +1,432 @@
+package org.shine.server.delivery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.shine.server.client.ShineClient;
+import org.shine.server.client.ShineClient.SignedPair;
+import org.shine.server.dm.DmCodec;
+import org.shine.server.support.Eventually;
+import org.shine.server.support.StubPeer;
+import org.shine.server.support.TestDatabase;
+import org.shine.server.support.TestServer;
+import org.shine.server.support.TestUser;
+import org.shine.server.util.Json;
+
+/**
+ * Delivery across servers (seed §1-§6, PROTOCOL §6-§7) with real servers on loopback ports, each with its own
+ * database, stub peers where a test needs to count or script calls, and a schedule compressed to 0/0.4/0.8/1.2/
+ * 1.6 s through config.
+ */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
+class FederationIT {
+  static final String FAST = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,1600],\"workerPeriodMs\":50,"
+      + "\"callTimeoutMs\":500,\"leaseMs\":3000}}";
+  private static final String RECEIVE = "ReceiveIncomingMessage";
+  private static Vertx vertx;
+  private static final List<AutoCloseable> CLASS_RESOURCES = new ArrayList<>();
+  private static TestServer s1;
+  private static TestServer s3;
+  private static TestServer s4;
+  private static Pool s1Sql;
+  private static Pool s3Sql;
+  private static final AtomicInteger USERS = new AtomicInteger();
+  private final List<AutoCloseable> testResources = new ArrayList<>();
+
+  @BeforeAll
+  static void startServers() {
+    vertx = Vertx.vertx();
+    TestDatabase db1 = keep(TestDatabase.create(vertx));
+    TestDatabase db3 = keep(TestDatabase.create(vertx));
+    TestDatabase db4 = keep(TestDatabase.create(vertx));
+    s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
+    s3 = keep(TestServer.start("s3", db3.config(), Clock.systemUTC(), FAST));
+    s4 = keep(TestServer.start("s4", db4.config(), Clock.systemUTC(), FAST));
+    s1Sql = db1.pool();
+    s3Sql = db3.pool();
+  }
+
+  @AfterAll
+  static void stopServers() throws Exception {
+    s1Sql.close().await();
+    s3Sql.close().await();
+    for (int i = CLASS_RESOURCES.size() - 1; i >= 0; i--) {
+      CLASS_RESOURCES.get(i).close();
+    }
+    vertx.close().await();
+  }
+
+  @AfterEach
+  void closeTestResources() throws Exception {
+    for (int i = testResources.size() - 1; i >= 0; i--) {
+      testResources.get(i).close();
+    }
+  }
+
+  @Test
+  @DisplayName("(a) both recipient servers up: delivered in the response, and bob's sessions on both get it")
+  void bothRecipientServersUp() {
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    alice.publish(vertx, routes(s1), 1, s1.url(), s3.url(), s4.url());
+    bob.publish(vertx, routes(s3, s4), 1, s1.url(), s3.url(), s4.url());
+    List<JsonNode> onS3 = new CopyOnWriteArrayList<>();
+    List<JsonNode> onS4 = new CopyOnWriteArrayList<>();
+    bob.session(vertx, s3).onEvent(onS3::add);
+    bob.session(vertx, s4).onEvent(onS4::add);
+    SignedPair pair = pair(alice, bob, "hello across servers");
+
+    JsonNode result = alice.session(vertx, s1).sendPair(pair).await();
+
+    assertThat(result.get("deliveryState").asText()).isEqualTo("delivered");
+    Eventually.until("bob's sessions on s3 and s4 get the message", 5_000, () -> !onS3.isEmpty() && !onS4.isEmpty());
+    for (JsonNode event : List.of(onS3.get(0), onS4.get(0))) {
+      assertThat(event.get("op").asText()).isEqualTo("IncomingDirectMessage");
+      assertThat(event.at("/payload/messageKey").asText()).isEqualTo(pair.incoming().messageKey());
+    }
+    assertThat(state(s1Sql, pair)).isEqualTo("delivered");
+  }
+
+  @Test
+  @DisplayName("(b) one recipient server down: still delivered by the other")
+  void oneRecipientServerDown() {
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    alice.publish(vertx, routes(s1), 1, s1.url(), s3.url());
+    bob.publish(vertx, List.of(Map.entry("s3", s3.url()), Map.entry("gone", deadUrl())), 1, s1.url(), s3.url());
+    SignedPair pair = pair(alice, bob, "one is down");
+
+    JsonNode result = alice.session(vertx, s1).sendPair(pair).await();
+
+    assertThat(result.get("deliveryState").asText()).isEqualTo("delivered");
+    assertThat(count(s3Sql, "SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2", bob.login(),
+        pair.outgoing().baseKey())).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("(c) both down, one back before the 4th attempt: delivered at that attempt, the sender is told")
+  void recipientComesBack() {
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    AtomicBoolean up = new AtomicBoolean(false);
+    StubPeer first = stub().respond(RECEIVE, (op, p) -> up.get() ? Json.MAPPER.createObjectNode()
+        : new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
+    StubPeer second = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
+    alice.publish(vertx, routes(s1), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry("b1", first.url()), Map.entry("b2", second.url())), 1, s1.url());
+    ShineClient session = alice.session(vertx, s1);
+    List<JsonNode> events = new CopyOnWriteArrayList<>();
+    session.onEvent(events::add);
+    SignedPair pair = pair(alice, bob, "are you there?");
+
+    JsonNode result = session.sendPair(pair).await();
+    assertThat(result.get("deliveryState").asText()).isEqualTo("accepted");
+    Eventually.until("three attempts", 5_000, () -> first.count(RECEIVE) >= 3);
+    up.set(true);
+
+    Eventually.until("a DmDeliveryStateChanged event", 5_000, () -> !events.isEmpty());
+    JsonNode event = events.get(0);
+    assertThat(event.get("op").asText()).isEqualTo("DmDeliveryStateChanged");
+    assertThat(event.at("/payload/outgoingKey").asText()).isEqualTo(pair.outgoing().messageKey());
+    assertThat(event.at("/payload/baseKey").asText()).isEqualTo(pair.outgoing().baseKey());
+    assertThat(event.at("/payload/deliveryState").asText()).isEqualTo("delivered");
+    assertThat(first.count(RECEIVE)).isEqualTo(4);
+    assertThat(attempts(s1Sql, pair)).isEqualTo(4);
+    JsonNode history = session.request("GetDirectMessages", ShineClient.object().put("peer", bob.login()))
+        .await();
+    assertThat(history.at("/messages/0/deliveryState").asText()).isEqualTo("delivered");
+  }
+
+  @Test
+  @DisplayName("(d) never back: failed after exactly five attempts, and no call after that")
+  void neverBack() throws Exception {
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    StubPeer dead = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
+    alice.publish(vertx, routes(s1), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry("b1", dead.url())), 1, s1.url());
+    ShineClient session = alice.session(vertx, s1);
+    List<JsonNode> events = new CopyOnWriteArrayList<>();
+    session.onEvent(events::add);
+    SignedPair pair = pair(alice, bob, "into the void");
+
+    session.sendPair(pair).await();
+
+    Eventually.until("the message fails", 6_000, () -> "failed".equals(state(s1Sql, pair)));
+    Thread.sleep(1_000);
+    assertThat(dead.count(RECEIVE)).isEqualTo(5);
+    assertThat(attempts(s1Sql, pair)).isEqualTo(5);
+    assertThat(count(s1Sql, "SELECT count(*) FROM dm_delivery WHERE base_key = $1 AND next_attempt_at_ms IS NULL"
+        + " AND $2 = $2", pair.outgoing().baseKey(), "")).isEqualTo(1);
+    assertThat(events).hasSize(1);
+    assertThat(events.get(0).at("/payload/deliveryState").asText()).isEqualTo("failed");
+  }
+
+  @Test
+  @DisplayName("(e) the sender's sibling says delivered at attempt 3: delivered with no call to the recipient")
+  void siblingSaysDelivered() {
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    StubPeer sibling = stub()
+        .respond("GetDmDeliveryStatus", (op, p) -> Json.MAPPER.createObjectNode()
+            .put("messageKey", p.path("messageKey").asText()).put("known", true).put("delivered", true))
+        .respond("ReceiveOutcomingMessage", (op, p) -> Json.MAPPER.createObjectNode());
+    StubPeer recipient = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "x"));
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("sib", sibling.url())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry("b1", recipient.url())), 1, s1.url());
+    SignedPair pair = pair(alice, bob, "ask my sibling");
+
+    alice.session(vertx, s1).sendPair(pair).await();
+
+    Eventually.until("delivered", 5_000, () -> "delivered".equals(state(s1Sql, pair)));
+    assertThat(recipient.count(RECEIVE)).isEqualTo(2);
+    assertThat(sibling.count("GetDmDeliveryStatus")).isEqualTo(1);
+    assertThat(sibling.requests().stream().filter(r -> r.op().equals("GetDmDeliveryStatus")).findFirst()
+        .orElseThrow().payload().get("messageKey").asText()).isEqualTo(pair.outgoing().messageKey());
+    assertThat(sibling.count("ReceiveOutcomingMessage")).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("(f) a sibling that rejects the op, or is down, never blocks our own attempt")
+  void siblingUnhelpful() {
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    TestUser carol = user("carol");
+    StubPeer rejecting = stub();
+    AtomicInteger calls = new AtomicInteger();
+    StubPeer recipient = stub().respond(RECEIVE, (op, p) -> calls.incrementAndGet() >= 5
+        ? Json.MAPPER.createObjectNode() : new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "x"));
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("sib", rejecting.url())), 1, s1.url());
+    carol.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("sib", deadUrl())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry("b1", recipient.url())), 1, s1.url());
+    SignedPair fromAlice = pair(alice, bob, "sibling says UNKNOWN_OP");
+    SignedPair fromCarol = pair(carol, bob, "sibling is down");
+
+    alice.session(vertx, s1).sendPair(fromAlice).await();
+    carol.session(vertx, s1).sendPair(fromCarol).await();
+
+    // 2 calls each for attempts 1 and 2; the 5th call overall (at attempt 3) is the first to succeed
+    Eventually.until("both delivered", 5_000, () -> "delivered".equals(state(s1Sql, fromAlice))
+        && "delivered".equals(state(s1Sql, fromCarol)));
+    assertThat(rejecting.count("GetDmDeliveryStatus")).isGreaterThanOrEqualTo(1);
+    assertThat(recipient.count(RECEIVE)).isGreaterThanOrEqualTo(5);
+    assertThat(attempts(s1Sql, fromAlice) + attempts(s1Sql, fromCarol)).isGreaterThanOrEqualTo(5);
+  }
+
+  @Test
+  @DisplayName("(g) a route changed while accepted is used; a changed route never reopens a terminal state")
+  void routesChange() throws Exception {
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    TestUser carol = user("carol");
+    StubPeer old = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "x"));
+    StubPeer fresh = stub().respond(RECEIVE, (op, p) -> Json.MAPPER.createObjectNode());
+    alice.publish(vertx, routes(s1), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry("b1", old.url())), 1, s1.url());
+    carol.publish(vertx, List.of(Map.entry("c1", old.url())), 1, s1.url());
+    ShineClient session = alice.session(vertx, s1);
+    SignedPair toBob = pair(alice, bob, "you moved?");
+    SignedPair toCarol = pair(alice, carol, "doomed");
+    session.sendPair(toCarol).await();
+    Eventually.until("carol's message fails", 6_000, () -> "failed".equals(state(s1Sql, toCarol)));
+
+    session.sendPair(toBob).await();
+    bob.publish(vertx, List.of(Map.entry("b2", fresh.url())), 2, s1.url());
+    carol.publish(vertx, List.of(Map.entry("c2", fresh.url())), 2, s1.url());
+
+    Eventually.until("bob's message delivered through the new route", 5_000,
+        () -> "delivered".equals(state(s1Sql, toBob)));
+    bob.publish(vertx, List.of(Map.entry("b3", old.url())), 3, s1.url());
+    long oldCalls = old.count(RECEIVE);
+    Thread.sleep(1_000);
+    assertThat(fresh.requests().stream().filter(r -> r.op().equals(RECEIVE))
+        .map(r -> r.payload().get("incomingBlobB64").asText()).toList())
+        .containsExactly(Base64.getEncoder().encodeToString(toBob.incoming().bytes()));
+    assertThat(old.count(RECEIVE)).isEqualTo(oldCalls);
+    assertThat(state(s1Sql, toBob)).isEqualTo("delivered");
+    assertThat(state(s1Sql, toCarol)).isEqualTo("failed");
+  }
+
+  @Test
+  @DisplayName("(h) two nodes' retry workers on one database never run one row's attempt twice")
+  void twoWorkersShareRows() throws Exception {
+    TestDatabase shared = testResource(TestDatabase.create(vertx));
+    String fastTwoWorkers = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,1600],\"workerPeriodMs\":20,"
+        + "\"callTimeoutMs\":500,\"leaseMs\":3000},\"instances\":{\"retry\":2}}";
+    TestServer nodeA = testResource(TestServer.start("s1", shared.config(), Clock.systemUTC(), fastTwoWorkers));
+    TestServer nodeB = testResource(TestServer.start("s1", shared.config(), Clock.systemUTC(), fastTwoWorkers));
+    Map<String, AtomicInteger> callsPerMessage = new HashMap<>();
+    StubPeer dead = stub().respond(RECEIVE, (op, p) -> {
+      synchronized (callsPerMessage) {
+        callsPerMessage.computeIfAbsent(baseKeyOf(p), k -> new AtomicInteger()).incrementAndGet();
+      }
+      return new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down");
+    });
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    alice.publish(vertx, List.of(Map.entry("s1", nodeA.url())), 1, nodeA.url());
+    bob.publish(vertx, List.of(Map.entry("b1", dead.url())), 1, nodeA.url());
+    ShineClient session = alice.session(vertx, nodeA);
+    List<SignedPair> pairs = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      SignedPair pair = pair(alice, bob, "contended " + i);
+      pairs.add(pair);
+      session.sendPair(pair).await();
+    }
+    Pool sql = shared.pool();
+    try {
+      Eventually.until("every message fails", 15_000, () -> count(sql,
+          "SELECT count(*) FROM dm_delivery WHERE state = 'failed' AND owner = $1 AND $2 = $2", alice.login(), "")
+          == pairs.size());
+    } finally {
+      sql.close().await();
+    }
+    Thread.sleep(500);
+    synchronized (callsPerMessage) {
+      assertThat(callsPerMessage).hasSize(pairs.size());
+      assertThat(callsPerMessage.values()).allSatisfy(calls -> assertThat(calls.get()).isEqualTo(5));
+    }
+    assertThat(nodeB.url()).isNotEqualTo(nodeA.url());
+  }
+
+  @Test
+  @DisplayName("(i) a recipient's server stores a copy once however many times it arrives")
+  void repeatedArrivalStoredOnce() {
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    alice.publish(vertx, routes(s1), 1, s1.url(), s3.url());
+    bob.publish(vertx, routes(s3), 1, s3.url());
+    List<JsonNode> events = new CopyOnWriteArrayList<>();
+    ShineClient bobSession = bob.session(vertx, s3);
+    bobSession.onEvent(events::add);
+    SignedPair pair = pair(alice, bob, "again and again");
+    ShineClient peer = ShineClient.connect(vertx, s3.url()).await();
+
+    for (int i = 0; i < 5; i++) {
+      JsonNode ack = peer.request(RECEIVE, ShineClient.object()
+          .put("incomingBlobB64", Base64.getEncoder().encodeToString(pair.incoming().bytes()))
+          .put("sourceServerLogin", "s1")).await();
+      assertThat(ack.get("messageKey").asText()).isEqualTo(pair.incoming().messageKey());
+    }
+    bobSession.request("GetUserCard", ShineClient.object().put("login", bob.login())).await();
+
+    String baseKey = pair.outgoing().baseKey();
+    assertThat(count(s3Sql, "SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2", bob.login(),
+        baseKey)).isEqualTo(1);
+    assertThat(count(s3Sql, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND item_key = $2", bob.login(),
+        baseKey)).isEqualTo(1);
+    assertThat(events).hasSize(1);
+  }
+
+  @Test
+  @DisplayName("(j) the sibling's own schedule delivers after the original server dies following the forward")
+  void siblingTakesOver() throws Exception {
+    TestDatabase dbA = testResource(TestDatabase.create(vertx));
+    TestDatabase dbB = testResource(TestDatabase.create(vertx));
+    TestServer origin = TestServer.start("sa", dbA.config(), Clock.systemUTC(), FAST);
+    TestServer sibling = testResource(TestServer.start("sb", dbB.config(), Clock.systemUTC(), FAST));
+    AtomicBoolean up = new AtomicBoolean(false);
+    StubPeer recipient = stub().respond(RECEIVE, (op, p) -> up.get() ? Json.MAPPER.createObjectNode()
+        : new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    alice.publish(vertx, routes(origin, sibling), 1, origin.url(), sibling.url());
+    bob.publish(vertx, List.of(Map.entry("b1", recipient.url())), 1, origin.url(), sibling.url());
+    SignedPair pair = pair(alice, bob, "carry on without me");
+
+    alice.session(vertx, origin).sendPair(pair).await();
+    Pool sibSql = dbB.pool();
+    try {
+      Eventually.until("the sibling holds the pair", 5_000, () -> count(sibSql,
+          "SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2", alice.login(),
+          pair.outgoing().baseKey()) == 1);
+      origin.close();
+      up.set(true);
+
+      Eventually.until("the sibling delivers it", 5_000, () -> "delivered".equals(state(sibSql, pair)));
+    } finally {
+      sibSql.close().await();
+    }
+    assertThat(recipient.requests().stream().filter(r -> r.op().equals(RECEIVE))
+        .map(r -> r.payload().path("sourceServerLogin").asText())).contains("sb");
+  }
+
+  // ---- helpers
+
+  private static <T extends AutoCloseable> T keep(T resource) {
+    CLASS_RESOURCES.add(resource);
+    return resource;
+  }
+
+  private <T extends AutoCloseable> T testResource(T resource) {
+    testResources.add(resource);
+    return resource;
+  }
+
+  private StubPeer stub() {
+    return testResource(StubPeer.start(vertx));
+  }
+
+  private static TestUser user(String prefix) {
+    return TestUser.create(prefix + USERS.incrementAndGet());
+  }
+
+  private static List<Map.Entry<String, String>> routes(TestServer... servers) {
+    return java.util.Arrays.stream(servers).map(s -> Map.entry(s.serverLogin(), s.url())).toList();
+  }
+
+  private static String deadUrl() {
+    return "ws://127.0.0.1:" + TestServer.freePort() + "/ws";
+  }
+
+  private static SignedPair pair(TestUser from, TestUser to, String text) {
+    return ShineClient.signPair(from.login(), from.key(), to.login(), System.currentTimeMillis(),
+        ShineClient.randomNonce(), 0, text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static String baseKeyOf(JsonNode receivePayload) {
+    try {
+      return DmCodec.parse(Base64.getDecoder().decode(receivePayload.get("incomingBlobB64").asText())).baseKey();
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  private static String state(Pool sql, SignedPair pair) {
+    var rows = sql.preparedQuery("SELECT state FROM dm_delivery WHERE base_key = $1")
+        .execute(Tuple.of(pair.outgoing().baseKey())).await();
+    return rows.size() == 0 ? null : rows.iterator().next().getString(0);
+  }
+
+  private static int attempts(Pool sql, SignedPair pair) {
+    return sql.preparedQuery("SELECT attempts FROM dm_delivery WHERE base_key = $1")
+        .execute(Tuple.of(pair.outgoing().baseKey())).await().iterator().next().getInteger(0);
+  }
+
+  private static long count(Pool sql, String query, String a, String b) {
+    return sql.preparedQuery(query).execute(Tuple.of(a, b)).await().iterator().next().getLong(0);
+  }
+}

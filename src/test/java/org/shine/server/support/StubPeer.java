@@ -1,0 +1,112 @@
+package org.shine.server.support;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.ServerWebSocket;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiFunction;
+import org.shine.server.util.Json;
+
+/**
+ * A fake access server on a loopback port: answers each request with what {@link #respond} returns for its op
+ * and payload (a payload for 200, or an {@link Error}), and records every request it gets.
+ */
+public final class StubPeer implements AutoCloseable {
+  private final Vertx vertx;
+  private final HttpServer server;
+  private final List<Request> requests = new CopyOnWriteArrayList<>();
+  private final Map<String, BiFunction<String, JsonNode, Object>> byOp = new ConcurrentHashMap<>();
+  private volatile BiFunction<String, JsonNode, Object> fallback = (op, payload) -> new Error(400, "UNKNOWN_OP", op);
+
+  private StubPeer(Vertx vertx, HttpServer server) {
+    this.vertx = vertx;
+    this.server = server;
+  }
+
+  public static StubPeer start(Vertx vertx) {
+    return start(vertx, 0);
+  }
+
+  public static StubPeer start(Vertx vertx, int port) {
+    StubPeer[] holder = new StubPeer[1];
+    HttpServer server = vertx.createHttpServer().webSocketHandler(ws -> holder[0].accept(ws));
+    holder[0] = new StubPeer(vertx, server);
+    server.listen(port, "127.0.0.1").await();
+    return holder[0];
+  }
+
+  public String url() {
+    return "ws://127.0.0.1:" + server.actualPort() + "/ws";
+  }
+
+  public int port() {
+    return server.actualPort();
+  }
+
+  /** Sets the answer for one op: return an ObjectNode payload (200) or an {@link Error}. */
+  public StubPeer respond(String op, BiFunction<String, JsonNode, Object> answer) {
+    byOp.put(op, answer);
+    return this;
+  }
+
+  public StubPeer acceptEverything() {
+    fallback = (op, payload) -> Json.MAPPER.createObjectNode();
+    return this;
+  }
+
+  public List<Request> requests() {
+    return List.copyOf(requests);
+  }
+
+  public long count(String op) {
+    return requests.stream().filter(r -> r.op().equals(op)).count();
+  }
+
+  @Override
+  public void close() {
+    server.close().await();
+  }
+
+  private void accept(ServerWebSocket ws) {
+    ws.textMessageHandler(text -> {
+      JsonNode frame;
+      try {
+        frame = Json.MAPPER.readTree(text);
+      } catch (Exception e) {
+        return;
+      }
+      String op = frame.path("op").asText();
+      JsonNode payload = frame.path("payload");
+      requests.add(new Request(op, payload, System.currentTimeMillis()));
+      Object answer = byOp.getOrDefault(op, fallback).apply(op, payload);
+      ObjectNode response = Json.MAPPER.createObjectNode().put("op", op);
+      response.set("requestId", frame.get("requestId"));
+      if (answer instanceof Error error) {
+        response.put("status", error.status());
+        response.putObject("error").put("code", error.code()).put("message", error.message());
+      } else {
+        response.put("status", 200);
+        response.set("payload", (JsonNode) answer);
+      }
+      ws.writeTextMessage(response.toString());
+    });
+  }
+
+  /** One request the stub received. */
+  public record Request(String op, JsonNode payload, long atMs) {
+  }
+
+  /** An error response. */
+  public record Error(int status, String code, String message) {
+  }
+
+  /** The vertx the stub runs on. */
+  public Vertx vertx() {
+    return vertx;
+  }
+}
