@@ -20,6 +20,7 @@ public final class StubPeer implements AutoCloseable {
   private final Vertx vertx;
   private final HttpServer server;
   private final List<Request> requests = new CopyOnWriteArrayList<>();
+  private final List<ServerWebSocket> sockets = new CopyOnWriteArrayList<>();
   private final Map<String, BiFunction<String, JsonNode, Object>> byOp = new ConcurrentHashMap<>();
   private volatile BiFunction<String, JsonNode, Object> fallback = (op, payload) -> new Error(400, "UNKNOWN_OP", op);
 
@@ -48,7 +49,10 @@ public final class StubPeer implements AutoCloseable {
     return server.actualPort();
   }
 
-  /** Sets the answer for one op: return an ObjectNode payload (200) or an {@link Error}. */
+  /**
+   * Sets the answer for one op: an ObjectNode payload (200), an {@link Error}, or a Future of either (answered
+   * when it completes; a Future that never completes leaves the request unanswered).
+   */
   public StubPeer respond(String op, BiFunction<String, JsonNode, Object> answer) {
     byOp.put(op, answer);
     return this;
@@ -73,6 +77,8 @@ public final class StubPeer implements AutoCloseable {
   }
 
   private void accept(ServerWebSocket ws) {
+    sockets.add(ws);
+    ws.closeHandler(v -> sockets.remove(ws));
     ws.textMessageHandler(text -> {
       JsonNode frame;
       try {
@@ -84,6 +90,20 @@ public final class StubPeer implements AutoCloseable {
       JsonNode payload = frame.path("payload");
       requests.add(new Request(op, payload, System.currentTimeMillis()));
       Object answer = byOp.getOrDefault(op, fallback).apply(op, payload);
+      if (answer instanceof io.vertx.core.Future<?> later) {
+        later.onComplete(ar -> {
+          if (!ws.isClosed()) {
+            ws.writeTextMessage(render(op, frame, ar.succeeded() ? ar.result()
+                : new Error(500, "INTERNAL", String.valueOf(ar.cause()))));
+          }
+        });
+        return;
+      }
+      ws.writeTextMessage(render(op, frame, answer));
+    });
+  }
+
+  private static String render(String op, JsonNode frame, Object answer) {
       ObjectNode response = Json.MAPPER.createObjectNode().put("op", op);
       response.set("requestId", frame.get("requestId"));
       if (answer instanceof Error error) {
@@ -93,8 +113,12 @@ public final class StubPeer implements AutoCloseable {
         response.put("status", 200);
         response.set("payload", (JsonNode) answer);
       }
-      ws.writeTextMessage(response.toString());
-    });
+      return response.toString();
+  }
+
+  /** Drops every open connection (the server keeps listening). */
+  public void dropConnections() {
+    sockets.forEach(ServerWebSocket::close);
   }
 
   /** One request the stub received. */
