@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.shine.server.directory.UserCard;
+import org.shine.server.dm.Ed25519Signer;
 
 /** SQL of the directory: {@code user_card} and {@code user_access_servers_current}. */
 public final class DirectoryRepository {
@@ -86,10 +87,15 @@ public final class DirectoryRepository {
     return routes;
   }
 
-  /** A user as stored: key, card version and text, and the current routes. */
-  public record StoredUser(String login, byte[] publicKey, long version, String cardJson, List<UserCard.Route> routes) {
+  /** A user as stored: key (also decoded, for verification), card version and text, and the current routes. */
+  public record StoredUser(String login, byte[] publicKey, Ed25519Signer.PublicKey verifier, long version,
+      String cardJson, List<UserCard.Route> routes) {
     public StoredUser {
       routes = List.copyOf(routes);
+    }
+
+    public StoredUser(String login, byte[] publicKey, long version, String cardJson, List<UserCard.Route> routes) {
+      this(login, publicKey, Ed25519Signer.publicKey(publicKey), version, cardJson, routes);
     }
 
     public boolean servedBy(String serverLogin) {

@@ -15,6 +15,7 @@ import org.shine.server.db.DmRepository.CopyWrite;
 import org.shine.server.db.DmRepository.StoredCopy;
 import org.shine.server.db.MicroBatcher;
 import org.shine.server.dm.DmContainer;
+import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
@@ -48,7 +49,7 @@ final class CopyStore {
    * an outgoing copy, {@code primaryPairBlob}) after verifying {@code signed} with {@code authorKey}.
    */
   Future<StoreOutcome> store(CopyKey primary, long revision, byte[] primaryBlob, byte[] primaryPairBlob,
-      List<DmContainer> signed, byte[] authorKey, List<CopyWrite> copies) {
+      List<DmContainer> signed, Ed25519Signer.PublicKey authorKey, List<CopyWrite> copies) {
     return lookups.submit(primary).compose(stored -> {
       Optional<StoreOutcome> answered = answerFromStored(primary, revision, primaryBlob, primaryPairBlob, stored);
       if (answered.isPresent()) {
@@ -84,7 +85,7 @@ final class CopyStore {
     return Optional.of(StoreOutcome.alreadyStored(copy.deliveryState()));
   }
 
-  private Future<Void> verify(List<DmContainer> signed, byte[] authorKey) {
+  private Future<Void> verify(List<DmContainer> signed, Ed25519Signer.PublicKey authorKey) {
     return vertx.executeBlocking(() -> signed.stream().allMatch(c -> c.verifySignature(authorKey)), false)
         .compose(valid -> valid ? Future.succeededFuture() : Future.failedFuture(ProtocolException.badRequest(
             ErrorCode.BAD_SIGNATURE, "a container signature does not verify with " + signed.get(0).from()

@@ -155,8 +155,10 @@ public final class DeliveryAttempts {
         calls.add(storeHere(task));
       } else {
         calls.add(peers.call(route.url(), Ops.RECEIVE_INCOMING_MESSAGE, frames.object()
-            .put("incomingBlobB64", Base64.getEncoder().encodeToString(task.incomingBlob()))
-            .put("sourceServerLogin", config.serverLogin())));
+                .put("incomingBlobB64", Base64.getEncoder().encodeToString(task.incomingBlob()))
+                .put("sourceServerLogin", config.serverLogin()))
+            .onFailure(failure -> LOG.debug("route refused or unreachable [outgoingKey: {}, route: {}]: {}",
+                outgoingKey(task), route.serverLogin(), failure.getMessage())));
       }
     }
     return firstSuccess(calls);

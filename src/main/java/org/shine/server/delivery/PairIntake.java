@@ -57,7 +57,7 @@ final class PairIntake {
           pair.incoming().bytes(), false));
     }
     return copies.store(senderCopy, pair.revision(), pair.outgoing().bytes(), pair.incoming().bytes(),
-            List.of(pair.outgoing(), pair.incoming()), sender.publicKey(), writes)
+            List.of(pair.outgoing(), pair.incoming()), sender.verifier(), writes)
         .map(outcome -> {
           boolean firstAttempt = attemptReserved && outcome.wrote(senderCopy);
           if (attemptReserved && !firstAttempt) {

@@ -64,7 +64,7 @@ public final class ReceiveService {
       CopyKey key = new CopyKey(incoming.to(), incoming.baseKey());
       boolean synced = fromSibling(owner.result(), command.sourceServerLogin());
       return copies.store(key, incoming.revision(), incoming.bytes(), null, List.of(incoming),
-              author.result().publicKey(), List.of(CopyWrite.incoming(key, incoming.from(), incoming.createdAtMs(),
+              author.result().verifier(), List.of(CopyWrite.incoming(key, incoming.from(), incoming.createdAtMs(),
                   incoming.revision(), incoming.bytes(), synced)))
           .map(outcome -> {
             if (outcome.wrote(key)) {

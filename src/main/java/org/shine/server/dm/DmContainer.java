@@ -42,4 +42,9 @@ public record DmContainer(
   public boolean verifySignature(byte[] authorPublicKey) {
     return Ed25519Signer.verify(authorPublicKey, bytes, 0, signedLength(), bytes, signedLength());
   }
+
+  /** As {@link #verifySignature(byte[])} with a key decoded once. */
+  public boolean verifySignature(Ed25519Signer.PublicKey authorKey) {
+    return authorKey.verify(bytes, 0, signedLength(), bytes, signedLength());
+  }
 }

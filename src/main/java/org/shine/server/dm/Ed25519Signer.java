@@ -55,9 +55,37 @@ public final class Ed25519Signer {
     return verify(publicKey, message, 0, message.length, signature, 0);
   }
 
+  /** A public key decoded once, for many verifications (skips the point decompression of each). */
+  public static PublicKey publicKey(byte[] publicKey) {
+    Ed25519.PublicPoint point = publicKey != null && publicKey.length == PUBLIC_KEY_SIZE
+        ? Ed25519.validatePublicKeyPartialExport(publicKey, 0) : null;
+    return new PublicKey(publicKey == null ? new byte[0] : publicKey.clone(), point);
+  }
+
   private static void requireLength(byte[] bytes, int length, String what) {
     if (bytes == null || bytes.length != length) {
       throw new IllegalArgumentException(what + " must be " + length + " bytes");
+    }
+  }
+
+  /** A decoded public key; {@code point} is null when the bytes are not a valid key (nothing verifies). */
+  public static final class PublicKey {
+    private final byte[] encoded;
+    private final Ed25519.PublicPoint point;
+
+    private PublicKey(byte[] encoded, Ed25519.PublicPoint point) {
+      this.encoded = encoded;
+      this.point = point;
+    }
+
+    public byte[] encoded() {
+      return encoded.clone();
+    }
+
+    /** True when the 64-byte signature at {@code sigOffset} signs the message range with this key. */
+    public boolean verify(byte[] message, int offset, int length, byte[] signature, int sigOffset) {
+      return point != null && signature != null && signature.length - sigOffset >= SIGNATURE_SIZE
+          && Ed25519.verify(signature, sigOffset, point, message, offset, length);
     }
   }
 

@@ -10,6 +10,7 @@ import io.vertx.core.http.WebSocket;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketConnectOptions;
 import java.net.URI;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -41,6 +42,8 @@ final class PeerConnection {
   private final boolean persistent;
   private final Consumer<String> onConnected;
   private final Map<String, Pending> pending = new HashMap<>();
+  private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
+  private final int window;
   private WebSocket socket;
   private Future<WebSocket> connecting;
   private long nextRequestId;
@@ -48,9 +51,10 @@ final class PeerConnection {
   private long reconnectTimer = -1;
   private boolean closed;
 
-  PeerConnection(Vertx vertx, WebSocketClient client, String url, long connectTimeoutMs, boolean persistent,
-      Consumer<String> onConnected) {
+  PeerConnection(Vertx vertx, WebSocketClient client, String url, long connectTimeoutMs, int window,
+      boolean persistent, Consumer<String> onConnected) {
     this.vertx = vertx;
+    this.window = window;
     this.client = client;
     this.url = url;
     this.persistent = persistent;
@@ -72,10 +76,39 @@ final class PeerConnection {
     return socket != null;
   }
 
-  /** Sends one request; fails with a {@link ProtocolException} carrying the peer's status, or 503/504. */
+  /**
+   * Sends one request; fails with a {@link ProtocolException} carrying the peer's status, or 503. At most
+   * {@code window} requests are in flight on the connection (a server limits requests per connection); the rest
+   * wait here, and the timeout counts from the call.
+   */
   Future<JsonNode> call(String op, ObjectNode payload, long timeoutMs) {
     long deadline = System.currentTimeMillis() + timeoutMs;
-    return ensureConnected().compose(ws -> send(ws, op, payload, Math.max(1, deadline - System.currentTimeMillis())));
+    return ensureConnected().compose(ws -> {
+      if (pending.size() < window) {
+        return send(ws, op, payload, Math.max(1, deadline - System.currentTimeMillis()));
+      }
+      Promise<JsonNode> queued = Promise.promise();
+      waiting.add(new Waiting(op, payload, deadline, queued));
+      return queued.future();
+    });
+  }
+
+  /** Sends waiting calls while the window has room; calls whose time ran out while waiting fail. */
+  private void sendWaiting() {
+    while (socket != null && pending.size() < window && !waiting.isEmpty()) {
+      Waiting next = waiting.poll();
+      long left = next.deadline - System.currentTimeMillis();
+      if (left <= 0) {
+        next.promise.tryFail(timeout(next.op, 0));
+      } else {
+        send(socket, next.op, next.payload, left).onComplete(next.promise);
+      }
+    }
+  }
+
+  private ProtocolException timeout(String op, long timeoutMs) {
+    return new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_TIMEOUT,
+        op + " to " + url + " timed out" + (timeoutMs > 0 ? " after " + timeoutMs + " ms" : " waiting to be sent"));
   }
 
   void close() {
@@ -130,6 +163,12 @@ final class PeerConnection {
       call.promise.tryFail(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
           "connection to " + url + " was lost"));
     }
+    List<Waiting> unsent = new ArrayList<>(waiting);
+    waiting.clear();
+    for (Waiting call : unsent) {
+      call.promise.tryFail(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
+          "connection to " + url + " was lost"));
+    }
     scheduleReconnect();
   }
 
@@ -154,8 +193,8 @@ final class PeerConnection {
     Promise<JsonNode> promise = Promise.promise();
     long timer = vertx.setTimer(timeoutMs, id -> {
       if (pending.remove(requestId) != null) {
-        promise.tryFail(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_TIMEOUT,
-            op + " to " + url + " timed out after " + timeoutMs + " ms"));
+        promise.tryFail(timeout(op, timeoutMs));
+        sendWaiting();
       }
     });
     pending.put(requestId, new Pending(promise, timer));
@@ -165,6 +204,7 @@ final class PeerConnection {
         vertx.cancelTimer(call.timer);
         call.promise.tryFail(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
             "cannot write to " + url + ": " + failure.getMessage()));
+        sendWaiting();
       }
     });
     return promise.future();
@@ -184,6 +224,7 @@ final class PeerConnection {
       return;
     }
     vertx.cancelTimer(call.timer);
+    sendWaiting();
     int status = frame.path("status").asInt();
     if (status == Status.OK) {
       call.promise.tryComplete(frame.path("payload"));
@@ -195,5 +236,8 @@ final class PeerConnection {
   }
 
   private record Pending(Promise<JsonNode> promise, long timer) {
+  }
+
+  private record Waiting(String op, ObjectNode payload, long deadline, Promise<JsonNode> promise) {
   }
 }

@@ -54,7 +54,9 @@ public final class PeerVerticle extends VerticleBase {
   }
 
   private PeerConnection newConnection(String url, boolean persistent) {
-    return new PeerConnection(vertx, client, url, config.delivery().callTimeoutMs(), persistent,
+    // a peer applies its per-connection limit to us too; assume it is the same as ours
+    return new PeerConnection(vertx, client, url, config.delivery().callTimeoutMs(),
+        config.limits().maxInFlightPerConnection(), persistent,
         connected -> vertx.eventBus().publish(Addresses.PEER_CONNECTED, connected));
   }
 }

@@ -503,8 +503,11 @@ class DmCodecTest {
     assertThat(Ed25519Signer.verify(new byte[31], message, signature)).isFalse();
     assertThat(Ed25519Signer.verify(ALICE_PUBLIC, message, Arrays.copyOf(signature, 63))).isFalse();
     assertThat(Ed25519Signer.verify(ALICE_PUBLIC, message, null)).isFalse();
-    assertThat(container.verifySignature(null)).isFalse();
+    assertThat(container.verifySignature((byte[]) null)).isFalse();
     assertThat(container.verifySignature(new byte[33])).isFalse();
+    assertThat(container.verifySignature(Ed25519Signer.publicKey(null))).isFalse();
+    assertThat(container.verifySignature(Ed25519Signer.publicKey(new byte[33]))).isFalse();
+    assertThat(container.verifySignature(Ed25519Signer.publicKey(ALICE_PUBLIC))).isTrue();
     assertThatThrownBy(() -> Ed25519Signer.sign(new byte[31], message)).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> Ed25519Signer.publicKeyOf(null)).isInstanceOf(IllegalArgumentException.class);
   }
