@@ -30,7 +30,8 @@ class DrainIT {
   void drainFinishesInFlightRequests(Vertx vertx) throws Exception {
     MutableClock clock = MutableClock.now();
     try (TestDatabase database = TestDatabase.create(vertx)) {
-      TestServer server = TestServer.start("s1", database.config(), clock);
+      TestServer server = TestServer.start("s1", database.config(), clock,
+          "{\"limits\":{\"maxInFlightPerConnection\":256}}");
       TestUser alice = TestUser.create("alice").registerOn(vertx, server);
       TestUser.create("bob").registerOn(vertx, server);
       ShineClient session = alice.session(vertx, server);
