@@ -342,6 +342,39 @@ class FederationIT {
   }
 
   @Test
+  @DisplayName("server ops: synced on arrival only from the owner's sibling; 421 for users not served here")
+  void sourceServerRules() {
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    TestUser carol = user("carol");
+    alice.publish(vertx, routes(s1), 1, s3.url());
+    bob.publish(vertx, routes(s3, s4), 1, s3.url());
+    carol.publish(vertx, routes(s4), 1, s3.url());
+    ShineClient peer = ShineClient.connect(vertx, s3.url()).await();
+    SignedPair fromSibling = pair(alice, bob, "via bob's sibling");
+    SignedPair fromElsewhere = pair(alice, bob, "via another server");
+    SignedPair fromClient = pair(alice, bob, "via no server");
+
+    receive(peer, fromSibling, "s4");
+    receive(peer, fromElsewhere, "s1");
+    receive(peer, fromClient, null);
+
+    assertThat(synced(s3Sql, bob, fromSibling)).isTrue();
+    assertThat(synced(s3Sql, bob, fromElsewhere)).isFalse();
+    assertThat(synced(s3Sql, bob, fromClient)).isFalse();
+    SignedPair toCarol = pair(alice, carol, "carol is not served here");
+    assertThatCode(peer, () -> receive(peer, toCarol, "s1"), 421, "NOT_ACCESS_SERVER");
+    assertThatCode(peer, () -> peer.request("ReceiveOutcomingMessage", ShineClient.object()
+        .put("incomingBlobB64", Base64.getEncoder().encodeToString(toCarol.incoming().bytes()))
+        .put("outgoingBlobB64", Base64.getEncoder().encodeToString(toCarol.outgoing().bytes()))).await(),
+        421, "NOT_ACCESS_SERVER");
+    JsonNode status = peer.request("GetDmDeliveryStatus", ShineClient.object()
+        .put("messageKey", fromSibling.outgoing().messageKey())).await();
+    assertThat(status.get("known").asBoolean()).isFalse();
+    assertThat(status.get("delivered").asBoolean()).isFalse();
+  }
+
+  @Test
   @DisplayName("(j) the sibling's own schedule delivers after the original server dies following the forward")
   void siblingTakesOver() throws Exception {
     TestDatabase dbA = testResource(TestDatabase.create(vertx));
@@ -375,6 +408,28 @@ class FederationIT {
   }
 
   // ---- helpers
+
+  private static void receive(ShineClient peer, SignedPair pair, String source) {
+    var payload = ShineClient.object()
+        .put("incomingBlobB64", Base64.getEncoder().encodeToString(pair.incoming().bytes()));
+    if (source != null) {
+      payload.put("sourceServerLogin", source);
+    }
+    peer.request(RECEIVE, payload).await();
+  }
+
+  private static boolean synced(Pool sql, TestUser owner, SignedPair pair) {
+    return sql.preparedQuery("SELECT synced FROM sync_outbox WHERE owner = $1 AND item_key = $2")
+        .execute(Tuple.of(owner.login(), pair.outgoing().baseKey())).await().iterator().next().getBoolean(0);
+  }
+
+  private static void assertThatCode(ShineClient peer, Runnable call, int status, String code) {
+    org.assertj.core.api.Assertions.assertThatThrownBy(call::run)
+        .isInstanceOfSatisfying(org.shine.server.client.ShineClientException.class, e -> {
+          assertThat(e.status()).isEqualTo(status);
+          assertThat(e.code()).isEqualTo(code);
+        });
+  }
 
   private static <T extends AutoCloseable> T keep(T resource) {
     CLASS_RESOURCES.add(resource);
