@@ -28,7 +28,9 @@ public final class ShineServer {
   private final Vertx vertx;
   private final AppConfig config;
   private final Clock clock;
-  private final List<String> backendDeployments = new ArrayList<>();
+  private final List<String> serviceDeployments = new ArrayList<>();
+  private String peerDeployment;
+  private String retryDeployment;
   private String gatewayDeployment;
 
   public ShineServer(Vertx vertx, AppConfig config, Clock clock) {
@@ -42,12 +44,13 @@ public final class ShineServer {
     AppConfig.Instances n = config.instances();
     return Database.prepare(vertx, config.db())
         .compose(v -> deploy(() -> new PeerVerticle(config), 1))
-        .onSuccess(backendDeployments::add)
+        .onSuccess(id -> peerDeployment = id)
         .compose(v -> Future.all(
             deploy(() -> new DirectoryVerticle(config, clock), n.directory()),
-            deploy(() -> new DeliveryVerticle(config, clock), n.delivery()),
-            deploy(() -> new RetryVerticle(config, clock), n.retry())))
-        .onSuccess(ids -> ids.<String>list().forEach(backendDeployments::add))
+            deploy(() -> new DeliveryVerticle(config, clock), n.delivery())))
+        .onSuccess(ids -> ids.<String>list().forEach(serviceDeployments::add))
+        .compose(v -> deploy(() -> new RetryVerticle(config, clock), n.retry()))
+        .onSuccess(id -> retryDeployment = id)
         .compose(v -> deploy(() -> new GatewayVerticle(config), n.gateway()))
         .onSuccess(id -> gatewayDeployment = id)
         .onSuccess(v -> LOG.info("server {} is up at {} (http {}:{})", config.serverLogin(), config.publicUrl(),
@@ -56,24 +59,21 @@ public final class ShineServer {
   }
 
   /**
-   * Drains: the gateway stops first (no new connections, in-flight requests finish against live back-end
-   * verticles), then the rest.
+   * Drains: the gateway stops first (no new connections; in-flight requests finish against live back-end
+   * verticles), then the retry worker (its running tick finishes), then the services, then the peer
+   * connections that all of them use.
    */
   public Future<Void> stop() {
-    Future<Void> gateway = gatewayDeployment == null ? Future.succeededFuture()
-        : vertx.undeploy(gatewayDeployment);
-    // the peer verticle (first deployed) goes last: back-end work in flight may still call peers
-    if (backendDeployments.isEmpty()) {
-      return gateway;
-    }
-    List<String> backends = new ArrayList<>(backendDeployments);
-    String peers = backends.remove(0);
-    return gateway.onComplete(ar -> LOG.debug("gateway stopped"))
-        .compose(v -> Future.join(backends.stream().map(vertx::undeploy).toList()))
-        .onComplete(ar -> LOG.debug("back-end verticles stopped"))
-        .compose(v -> vertx.undeploy(peers))
-        .onComplete(ar -> LOG.debug("peer verticle stopped"))
+    return undeploy(gatewayDeployment)
+        .compose(v -> undeploy(retryDeployment))
+        .compose(v -> Future.join(serviceDeployments.stream().map(vertx::undeploy).toList()))
+        .compose(v -> undeploy(peerDeployment))
+        .onComplete(ar -> LOG.debug("server {} stopped", config.serverLogin()))
         .mapEmpty();
+  }
+
+  private Future<Void> undeploy(String deploymentId) {
+    return deploymentId == null ? Future.succeededFuture() : vertx.undeploy(deploymentId);
   }
 
   private Future<String> deploy(Supplier<io.vertx.core.Deployable> factory, int instances) {

@@ -9,8 +9,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.WebSocket;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
-import io.vertx.core.http.WebSocketConnectOptions;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -26,6 +24,7 @@ import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKind;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.util.Json;
+import org.shine.server.util.WsUrls;
 
 /**
  * A WebSocket client of one access server: requests matched to responses by {@code requestId}, server events
@@ -50,13 +49,7 @@ public final class ShineClient {
   /** Connects to a {@code ws://host:port/ws} URL. */
   public static Future<ShineClient> connect(Vertx vertx, String url) {
     ShineClient client = new ShineClient(vertx);
-    URI uri = URI.create(url);
-    WebSocketConnectOptions options = new WebSocketConnectOptions()
-        .setHost(uri.getHost())
-        .setPort(uri.getPort() > 0 ? uri.getPort() : ("wss".equals(uri.getScheme()) ? 443 : 80))
-        .setSsl("wss".equals(uri.getScheme()))
-        .setURI(uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/ws" : uri.getRawPath());
-    return client.wsClient.connect(options).map(ws -> {
+    return client.wsClient.connect(WsUrls.connectOptions(url)).map(ws -> {
       client.socket = ws;
       ws.textMessageHandler(client::onFrame);
       ws.closeHandler(v -> client.failPending("connection closed"));

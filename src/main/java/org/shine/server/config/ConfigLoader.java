@@ -12,8 +12,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Iterator;
@@ -21,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.shine.server.dm.Logins;
+import org.shine.server.util.WsUrls;
 
 /**
  * Reads a config file over the built-in defaults: every key missing from the file takes its default, a key the
@@ -200,13 +199,7 @@ public final class ConfigLoader {
 
   private static void requireWsUrl(String url, String key) {
     require(url != null, key + " is required");
-    try {
-      URI uri = new URI(url);
-      require(("ws".equals(uri.getScheme()) || "wss".equals(uri.getScheme())) && uri.getHost() != null,
-          key + " must be a ws:// or wss:// URL");
-    } catch (URISyntaxException e) {
-      throw new ConfigException(key + " is not a valid URL: " + url);
-    }
+    require(WsUrls.isWsUrl(url), key + " must be a ws:// or wss:// URL");
   }
 
   private static void require(boolean condition, String message) {

@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -15,6 +13,7 @@ import org.shine.server.dm.Logins;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.ProtocolException;
+import org.shine.server.util.WsUrls;
 
 /** Strict JSON form of a {@link UserCard}: parses what a client sent, renders the canonical form. */
 public final class CardJson {
@@ -43,7 +42,7 @@ public final class CardJson {
       Fields route = Fields.of(servers.get(i), "card.accessServers[" + i + "]", ROUTE_FIELDS);
       String serverLogin = route.login("serverLogin");
       String url = route.requiredString("url");
-      if (!isWsUrl(url) || url.contains("|")) {
+      if (!WsUrls.isWsUrl(url) || url.contains("|")) {
         throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
             "card.accessServers[" + i + "].url must be a ws:// or wss:// URL");
       }
@@ -67,14 +66,5 @@ public final class CardJson {
     node.put("version", card.version());
     node.put("signatureB64", card.signatureB64());
     return node;
-  }
-
-  private static boolean isWsUrl(String url) {
-    try {
-      URI uri = new URI(url);
-      return ("ws".equals(uri.getScheme()) || "wss".equals(uri.getScheme())) && uri.getHost() != null;
-    } catch (URISyntaxException e) {
-      return false;
-    }
   }
 }

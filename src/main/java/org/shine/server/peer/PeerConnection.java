@@ -9,7 +9,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.WebSocket;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketConnectOptions;
-import java.net.URI;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -21,6 +20,7 @@ import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Json;
+import org.shine.server.util.WsUrls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,12 +59,7 @@ final class PeerConnection {
     this.url = url;
     this.persistent = persistent;
     this.onConnected = onConnected;
-    URI uri = URI.create(url);
-    this.connectOptions = new WebSocketConnectOptions()
-        .setHost(uri.getHost())
-        .setPort(uri.getPort() > 0 ? uri.getPort() : ("wss".equals(uri.getScheme()) ? 443 : 80))
-        .setSsl("wss".equals(uri.getScheme()))
-        .setURI(uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/ws" : uri.getRawPath())
+    this.connectOptions = WsUrls.connectOptions(url)
         .setConnectTimeout(connectTimeoutMs)
         .setTimeout(connectTimeoutMs);
     if (persistent) {

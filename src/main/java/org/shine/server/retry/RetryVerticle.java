@@ -12,6 +12,7 @@ public final class RetryVerticle extends VerticleBase {
   private final AppConfig config;
   private final Clock clock;
   private long timer = -1;
+  private RetryWorker worker;
 
   public RetryVerticle(AppConfig config, Clock clock) {
     this.config = config;
@@ -21,16 +22,17 @@ public final class RetryVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock);
-    RetryWorker worker = new RetryWorker(config, module.deliveries(), module.attempts(), clock);
+    worker = new RetryWorker(config, module.deliveries(), module.attempts(), clock);
     return module.start().onSuccess(v -> timer = vertx.setPeriodic(config.delivery().workerPeriodMs(),
         id -> worker.tick()));
   }
 
+  /** No new tick; the running one finishes its attempts (each bounded by the call timeout). */
   @Override
   public Future<?> stop() {
     if (timer >= 0) {
       vertx.cancelTimer(timer);
     }
-    return Future.succeededFuture();
+    return worker == null ? Future.succeededFuture() : worker.idle();
   }
 }

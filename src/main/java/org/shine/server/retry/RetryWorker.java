@@ -25,7 +25,7 @@ public final class RetryWorker {
   private final DeliveryRepository deliveries;
   private final DeliveryAttempts attempts;
   private final Clock clock;
-  private boolean running;
+  private Future<Integer> current = Future.succeededFuture(0);
 
   public RetryWorker(AppConfig config, DeliveryRepository deliveries, DeliveryAttempts attempts, Clock clock) {
     this.config = Objects.requireNonNull(config);
@@ -36,16 +36,15 @@ public final class RetryWorker {
 
   /** Runs one tick; completes with the number of rows it claimed (0 when skipped). */
   public Future<Integer> tick() {
-    if (running) {
+    if (!current.isComplete()) {
       return Future.succeededFuture(0);
     }
     int room = Math.min(attempts.capacity(), config.delivery().maxInFlight());
     if (room <= 0) {
       return Future.succeededFuture(0);
     }
-    running = true;
     long now = clock.millis();
-    return deliveries.claimDue(now, config.delivery().leaseMs(), room)
+    current = deliveries.claimDue(now, config.delivery().leaseMs(), room)
         .compose(claimed -> {
           List<Future<?>> runs = new ArrayList<>(claimed.size());
           for (ClaimedDelivery row : claimed) {
@@ -54,13 +53,18 @@ public final class RetryWorker {
           return Future.join(runs).otherwiseEmpty().map(v -> claimed.size());
         })
         .onComplete(ar -> {
-          running = false;
           if (ar.failed()) {
             LOG.warn("retry tick failed: {}", ar.cause().toString());
           } else if (ar.result() > 0) {
             LOG.debug("retry tick ran {} attempts", ar.result());
           }
         });
+    return current;
+  }
+
+  /** Completes when the running tick (if any) has finished. */
+  public Future<Void> idle() {
+    return current.<Void>mapEmpty().otherwiseEmpty();
   }
 
   private Future<?> run(ClaimedDelivery row, long now) {
