@@ -16,6 +16,8 @@ import org.shine.server.directory.DirectoryVerticle;
 import org.shine.server.gateway.GatewayVerticle;
 import org.shine.server.peer.PeerVerticle;
 import org.shine.server.retry.RetryVerticle;
+import org.shine.server.settings.SettingsVerticle;
+import org.shine.server.sync.SyncVerticle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +49,9 @@ public final class ShineServer {
         .onSuccess(id -> peerDeployment = id)
         .compose(v -> Future.all(
             deploy(() -> new DirectoryVerticle(config, clock), n.directory()),
-            deploy(() -> new DeliveryVerticle(config, clock), n.delivery())))
+            deploy(() -> new DeliveryVerticle(config, clock), n.delivery()),
+            deploy(() -> new SettingsVerticle(config, clock), 1),
+            deploy(() -> new SyncVerticle(config, clock), n.sync())))
         .onSuccess(ids -> ids.<String>list().forEach(serviceDeployments::add))
         .compose(v -> deploy(() -> new RetryVerticle(config, clock), n.retry()))
         .onSuccess(id -> retryDeployment = id)

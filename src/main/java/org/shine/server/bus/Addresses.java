@@ -18,6 +18,18 @@ public final class Addresses {
   public static final String DM_RECEIVE_OUTGOING = "dm.receive-outgoing";
   /** Server op GetDmDeliveryStatus (messageKey → {@code DeliveryStatus}). */
   public static final String DM_STATUS = "dm.status";
+  /** Stores one DM item pulled from a sibling ({@code SyncedItem} → Boolean). */
+  public static final String DM_APPLY_SYNCED = "dm.apply-synced";
+  /** Sync, source side: one DmSyncBatch page ({@code SyncBatchRequest} → {@code DmSyncPage}). */
+  public static final String SYNC_DM_BATCH = "sync.dm-batch";
+  /** Sync, source side: one UserSettingsSyncBatch page ({@code SyncBatchRequest} → {@code SettingsSyncPage}). */
+  public static final String SYNC_SETTINGS_BATCH = "sync.settings-batch";
+  /** MarkAllUserSettingsUnsynced for a login (String → Integer items reset). */
+  public static final String SYNC_MARK_UNSYNCED = "sync.mark-unsynced";
+  /** Settings: read all of a user's ({@code String login} → {@code UserSettings}). */
+  public static final String SETTINGS_GET = "settings.get";
+  /** Settings: write one ({@code SetSettingCommand} → Long updatedAtMs). */
+  public static final String SETTINGS_SET = "settings.set";
   /** Peers: one request to another server ({@code PeerRequest} → {@code PeerResponse}). */
   public static final String PEER_REQUEST = "peer.request";
   /** Published with a peer URL each time this node (re)connects to it. */

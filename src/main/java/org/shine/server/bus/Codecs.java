@@ -10,6 +10,12 @@ import org.shine.server.delivery.ReceiveOutgoingCommand;
 import org.shine.server.delivery.HistoryQuery;
 import org.shine.server.delivery.SendPairCommand;
 import org.shine.server.delivery.SendPairResult;
+import org.shine.server.delivery.SyncedItem;
+import org.shine.server.settings.SetSettingCommand;
+import org.shine.server.settings.UserSettings;
+import org.shine.server.sync.DmSyncPage;
+import org.shine.server.sync.SettingsSyncPage;
+import org.shine.server.sync.SyncBatchRequest;
 import org.shine.server.directory.DirectoryService;
 import org.shine.server.directory.UserCard;
 import org.shine.server.peer.PeerRequest;
@@ -28,6 +34,12 @@ public final class Codecs {
       ReceiveIncomingCommand.class,
       ReceiveOutgoingCommand.class,
       DeliveryStatus.class,
+      SyncedItem.class,
+      SyncBatchRequest.class,
+      DmSyncPage.class,
+      SettingsSyncPage.class,
+      SetSettingCommand.class,
+      UserSettings.class,
       PeerRequest.class,
       PeerResponse.class);
 

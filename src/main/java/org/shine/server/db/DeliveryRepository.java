@@ -82,6 +82,14 @@ public final class DeliveryRepository {
     });
   }
 
+  /** The state of any delivery row of a message here, or empty when there is none. */
+  public Future<Optional<DeliveryState>> findState(String owner, String baseKey) {
+    return pool.preparedQuery("SELECT state FROM dm_delivery WHERE owner = $1 AND base_key = $2"
+            + " ORDER BY revision DESC LIMIT 1").execute(Tuple.of(owner, baseKey))
+        .map(rows -> rows.size() == 0 ? Optional.empty()
+            : Optional.of(DeliveryState.fromWire(rows.iterator().next().getString(0))));
+  }
+
   /** A row claimed for one attempt; {@code pairBlob} is null when the revision was replaced meanwhile. */
   public record ClaimedDelivery(String baseKey, long revision, String owner, long acceptedAtMs, int attemptsDone,
       long rowVersion, byte[] pairBlob) {

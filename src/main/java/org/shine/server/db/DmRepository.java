@@ -37,9 +37,10 @@ public final class DmRepository {
   private static final String STORE_COPIES =
       "WITH input AS ("
           + " SELECT * FROM unnest($1::text[], $2::text[], $3::int2[], $4::text[], $5::int8[], $6::int8[],"
-          + " $7::bytea[], $8::bytea[], $9::text[], $10::bool[], $12::int8[])"
+          + " $7::bytea[], $8::bytea[], $9::text[], $10::bool[], $12::int8[], $13::int4[], $14::int8[],"
+          + " $15::int8[])"
           + " AS t(owner, base_key, direction, peer, created_at_ms, revision, blob, pair_blob, delivery_state, synced,"
-          + " lease_until_ms)"
+          + " lease_until_ms, attempts, next_attempt_at_ms, accepted_at_ms)"
           + "), written AS ("
           + " INSERT INTO dm_message AS m (owner, base_key, direction, peer, created_at_ms, revision, blob, pair_blob,"
           + " stored_at_ms)"
@@ -52,9 +53,8 @@ public final class DmRepository {
           + "), delivery AS ("
           + " INSERT INTO dm_delivery (base_key, revision, owner, state, accepted_at_ms, attempts, next_attempt_at_ms,"
           + " lease_until_ms, updated_at_ms)"
-          + " SELECT i.base_key, i.revision, i.owner, i.delivery_state, $11,"
-          + " CASE WHEN i.delivery_state = 'delivered' THEN 1 ELSE 0 END,"
-          + " CASE WHEN i.delivery_state = 'accepted' THEN $11::int8 END, NULLIF(i.lease_until_ms, 0), $11"
+          + " SELECT i.base_key, i.revision, i.owner, i.delivery_state, i.accepted_at_ms, i.attempts,"
+          + " NULLIF(i.next_attempt_at_ms, -1), NULLIF(i.lease_until_ms, 0), $11"
           + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key"
           + " WHERE w.direction = 2"
           + " ON CONFLICT (base_key, revision) DO NOTHING"
@@ -117,6 +117,9 @@ public final class DmRepository {
     String[] states = new String[n];
     Boolean[] synced = new Boolean[n];
     Long[] leases = new Long[n];
+    Integer[] attempts = new Integer[n];
+    Long[] nextAttempts = new Long[n];
+    Long[] acceptedAt = new Long[n];
     for (int i = 0; i < n; i++) {
       CopyWrite c = copies.get(i);
       owners[i] = c.key().owner();
@@ -128,12 +131,16 @@ public final class DmRepository {
       blobs[i] = Buffer.buffer(c.blob());
       // arrays carry no NULLs: an empty pair blob stands for "none" and only outgoing copies keep theirs
       pairBlobs[i] = c.pairBlob() == null ? Buffer.buffer() : Buffer.buffer(c.pairBlob());
-      states[i] = c.deliveryState() == null ? "" : c.deliveryState().wire();
+      DeliveryPlan plan = c.plan();
+      states[i] = plan == null ? "" : plan.state().wire();
       synced[i] = c.synced();
-      leases[i] = c.leaseUntilMs();
+      leases[i] = plan == null ? 0L : plan.leaseUntilMs();
+      attempts[i] = plan == null ? 0 : plan.attemptsDone();
+      nextAttempts[i] = plan == null || plan.nextAttemptAtMs() == null ? -1L : plan.nextAttemptAtMs();
+      acceptedAt[i] = plan == null ? nowMs : plan.acceptedAtMs();
     }
     Tuple params = Tuple.tuple(List.of(owners, baseKeys, directions, peers, createdAt, revisions, blobs, pairBlobs,
-        states, synced, nowMs, leases));
+        states, synced, nowMs, leases, attempts, nextAttempts, acceptedAt));
     return pool.preparedQuery(STORE_COPIES).execute(params).map(rows -> {
       Set<CopyKey> written = new HashSet<>();
       for (Row row : rows) {
@@ -171,17 +178,25 @@ public final class DmRepository {
   }
 
   /**
-   * One copy to write. {@code direction} is OUTGOING for the sender's copy (with {@code pairBlob}, the incoming
-   * copy, the initial {@code deliveryState}, and a lease until {@code leaseUntilMs} (0: none) held by the
-   * attempt about to run) or INCOMING for a recipient's copy.
+   * One copy to write: the sender's OUTGOING copy (with {@code pairBlob}, the incoming copy it delivers, and the
+   * {@code plan} of its new delivery row) or a recipient's INCOMING copy ({@code pairBlob} and {@code plan} null).
    */
   public record CopyWrite(CopyKey key, DmKind direction, String peer, long createdAtMs, long revision, byte[] blob,
-      byte[] pairBlob, DeliveryState deliveryState, boolean synced, long leaseUntilMs) {
+      byte[] pairBlob, DeliveryPlan plan, boolean synced) {
 
     /** A recipient's incoming copy. */
     public static CopyWrite incoming(CopyKey key, String author, long createdAtMs, long revision, byte[] blob,
         boolean synced) {
-      return new CopyWrite(key, DmKind.INCOMING, author, createdAtMs, revision, blob, null, null, synced, 0);
+      return new CopyWrite(key, DmKind.INCOMING, author, createdAtMs, revision, blob, null, null, synced);
     }
+  }
+
+  /**
+   * The initial delivery row of a new outgoing copy: its state, the time its schedule counts from, the attempts
+   * counted as made, when the next is due ({@code null} for a terminal state) and the lease held by an attempt
+   * about to run (0: none).
+   */
+  public record DeliveryPlan(DeliveryState state, long acceptedAtMs, int attemptsDone, Long nextAttemptAtMs,
+      long leaseUntilMs) {
   }
 }

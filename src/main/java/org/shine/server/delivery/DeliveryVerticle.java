@@ -12,7 +12,7 @@ import org.shine.server.db.Database;
 
 /**
  * Wires the message store and the first delivery attempt: {@code dm.send-pair}, {@code dm.history},
- * {@code dm.receive-incoming}, {@code dm.receive-outgoing}, {@code dm.status}.
+ * {@code dm.receive-incoming}, {@code dm.receive-outgoing}, {@code dm.status}, {@code dm.apply-synced}.
  */
 public final class DeliveryVerticle extends VerticleBase {
   private final AppConfig config;
@@ -29,7 +29,7 @@ public final class DeliveryVerticle extends VerticleBase {
     SendPairService send = new SendPairService(vertx, config, module.intake, module.attempts, module.peers,
         module.frames, clock);
     ReceiveService receive = new ReceiveService(vertx, config, module.intake, module.copies, module.attempts,
-        module.deliveries, module.frames);
+        module.deliveries, module.peers, module.frames, clock);
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
         module.start(),
@@ -42,6 +42,8 @@ public final class DeliveryVerticle extends VerticleBase {
         bus.<ReceiveOutgoingCommand>localConsumer(Addresses.DM_RECEIVE_OUTGOING,
             m -> BusReplies.replyWith(m, receive.receiveOutgoing(m.body()))).completion(),
         bus.<String>localConsumer(Addresses.DM_STATUS,
-            m -> BusReplies.replyWith(m, receive.status(m.body()))).completion()));
+            m -> BusReplies.replyWith(m, receive.status(m.body()))).completion(),
+        bus.<SyncedItem>localConsumer(Addresses.DM_APPLY_SYNCED,
+            m -> BusReplies.replyWith(m, receive.applySynced(m.body()).map(v -> Boolean.TRUE))).completion()));
   }
 }

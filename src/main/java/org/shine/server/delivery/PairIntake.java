@@ -9,6 +9,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository.StoredUser;
 import org.shine.server.db.DmRepository.CopyKey;
 import org.shine.server.db.DmRepository.CopyWrite;
+import org.shine.server.db.DmRepository.DeliveryPlan;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.dm.DmKind;
 import org.shine.server.protocol.ErrorCode;
@@ -42,15 +43,33 @@ final class PairIntake {
 
   /** Stores the pair for its sender; the outcome says what was written and, if so, the first attempt to run. */
   Future<Intake> store(SignedPair pair, StoredUser sender, StoredUser recipient, boolean synced) {
-    boolean recipientHere = recipient.servedBy(config.serverLogin());
-    boolean attemptReserved = !recipientHere && attempts.reserve();
     long now = clock.millis();
-    DeliveryState initial = recipientHere ? DeliveryState.DELIVERED : DeliveryState.ACCEPTED;
+    if (recipient.servedBy(config.serverLogin())) {
+      return write(pair, sender, recipient, synced, new DeliveryPlan(DeliveryState.DELIVERED, now, 1, null, 0), false);
+    }
+    boolean attemptReserved = attempts.reserve();
+    DeliveryPlan plan = new DeliveryPlan(DeliveryState.ACCEPTED, now, 0, now,
+        attemptReserved ? now + config.delivery().leaseMs() : 0);
+    return write(pair, sender, recipient, synced, plan, attemptReserved);
+  }
+
+  /**
+   * Stores a pair that came by sync (synced on arrival) with a delivery row planned by its age; a recipient
+   * served here still gets its copy, and the pair is then delivered.
+   */
+  Future<Intake> storeSynced(SignedPair pair, StoredUser sender, StoredUser recipient, DeliveryPlan plan) {
+    DeliveryPlan effective = recipient.servedBy(config.serverLogin())
+        ? new DeliveryPlan(DeliveryState.DELIVERED, plan.acceptedAtMs(), 1, null, 0) : plan;
+    return write(pair, sender, recipient, true, effective, false);
+  }
+
+  private Future<Intake> write(SignedPair pair, StoredUser sender, StoredUser recipient, boolean synced,
+      DeliveryPlan plan, boolean attemptReserved) {
+    boolean recipientHere = recipient.servedBy(config.serverLogin());
     CopyKey senderCopy = new CopyKey(pair.from(), pair.baseKey());
     List<CopyWrite> writes = new ArrayList<>(2);
     writes.add(new CopyWrite(senderCopy, DmKind.OUTGOING, pair.to(), pair.outgoing().createdAtMs(), pair.revision(),
-        pair.outgoing().bytes(), pair.incoming().bytes(), initial, synced,
-        attemptReserved ? now + config.delivery().leaseMs() : 0));
+        pair.outgoing().bytes(), pair.incoming().bytes(), plan, synced));
     CopyKey recipientCopy = new CopyKey(pair.to(), pair.baseKey());
     if (recipientHere) {
       writes.add(CopyWrite.incoming(recipientCopy, pair.from(), pair.outgoing().createdAtMs(), pair.revision(),
@@ -63,10 +82,10 @@ final class PairIntake {
           if (attemptReserved && !firstAttempt) {
             attempts.release();
           }
-          DeliveryState state = outcome.written() ? initial
+          DeliveryState state = outcome.written() ? plan.state()
               : outcome.storedState() == null ? DeliveryState.ACCEPTED : outcome.storedState();
           DeliveryTask task = firstAttempt ? new DeliveryTask(pair.baseKey(), pair.revision(), pair.from(), pair.to(),
-              pair.incoming().bytes(), now, 1, 0) : null;
+              pair.incoming().bytes(), plan.acceptedAtMs(), 1, 0) : null;
           return new Intake(outcome.written(), outcome.wrote(recipientCopy), state, task);
         })
         .onFailure(failure -> {

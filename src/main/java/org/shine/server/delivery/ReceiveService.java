@@ -2,19 +2,25 @@ package org.shine.server.delivery;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import java.time.Clock;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.Objects;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DeliveryRepository;
 import org.shine.server.db.DirectoryRepository.StoredUser;
 import org.shine.server.db.DmRepository.CopyKey;
 import org.shine.server.db.DmRepository.CopyWrite;
+import org.shine.server.db.DmRepository.DeliveryPlan;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKeys;
 import org.shine.server.dm.DmKind;
 import org.shine.server.dm.Logins;
 import org.shine.server.protocol.ErrorCode;
+import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Frames;
+import org.shine.server.protocol.Ops;
+import org.shine.server.retry.DeliverySchedule;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 
@@ -32,21 +38,30 @@ public final class ReceiveService {
   private final CopyStore copies;
   private final DeliveryAttempts attempts;
   private final DeliveryRepository deliveries;
+  private final PeerCalls peers;
   private final Frames frames;
+  private final Clock clock;
 
   ReceiveService(Vertx vertx, AppConfig config, PairIntake intake, CopyStore copies, DeliveryAttempts attempts,
-      DeliveryRepository deliveries, Frames frames) {
+      DeliveryRepository deliveries, PeerCalls peers, Frames frames, Clock clock) {
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.intake = Objects.requireNonNull(intake);
     this.copies = Objects.requireNonNull(copies);
     this.attempts = Objects.requireNonNull(attempts);
     this.deliveries = Objects.requireNonNull(deliveries);
+    this.peers = Objects.requireNonNull(peers);
     this.frames = Objects.requireNonNull(frames);
+    this.clock = Objects.requireNonNull(clock);
   }
 
   /** Stores a recipient's copy; answers its messageKey. */
   public Future<String> receiveIncoming(ReceiveIncomingCommand command) {
+    return receiveIncoming(command, null);
+  }
+
+  /** As {@link #receiveIncoming(ReceiveIncomingCommand)}; {@code expectedOwner}, when given, must be {@code to}. */
+  private Future<String> receiveIncoming(ReceiveIncomingCommand command, String expectedOwner) {
     DmContainer incoming;
     try {
       incoming = SignedPair.parseContainer(command.incomingBlob(), "incomingBlobB64");
@@ -56,6 +71,10 @@ public final class ReceiveService {
     if (incoming.kind() != DmKind.INCOMING) {
       return Future.failedFuture(ProtocolException.badRequest(ErrorCode.WRONG_KIND,
           "this server accepts kind 1 (INCOMING) in ReceiveIncomingMessage"));
+    }
+    if (expectedOwner != null && !expectedOwner.equals(incoming.to())) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+          "an incoming item belongs to its recipient"));
     }
     Future<StoredUser> author = intake.requireUser(incoming.from());
     Future<StoredUser> owner = intake.requireUser(incoming.to());
@@ -99,6 +118,72 @@ public final class ReceiveService {
       return new SendPairResult(pair.baseKey(), DmKeys.incomingKey(pair.baseKey()),
           DmKeys.outgoingKey(pair.baseKey()), stored.state());
     });
+  }
+
+  /**
+   * Stores one item pulled from the owner's sibling (synced on arrival, so it never bounces back). A pair gets a
+   * delivery row by its age (PROTOCOL §8): younger than the last schedule point, it joins the schedule at the
+   * next point still ahead; older, one {@code GetDmDeliveryStatus} to the source decides delivered or failed
+   * and nothing is sent. A pair already stored here keeps its state.
+   */
+  public Future<Void> applySynced(SyncedItem item) {
+    if (!item.pair()) {
+      if (item.blobs().size() != 1) {
+        return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+            "an incoming item carries one blob"));
+      }
+      return receiveIncoming(new ReceiveIncomingCommand(item.blobs().get(0), item.sourceServerLogin()),
+          item.owner()).mapEmpty();
+    }
+    if (item.blobs().size() != 2) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+          "a pair item carries two blobs, incoming then outgoing"));
+    }
+    SignedPair pair;
+    try {
+      pair = SignedPair.parse(item.blobs().get(0), item.blobs().get(1));
+    } catch (ProtocolException e) {
+      return Future.failedFuture(e);
+    }
+    if (!pair.from().equals(item.owner())) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+          "a pair item belongs to its author"));
+    }
+    Future<StoredUser> sender = intake.requireUser(pair.from());
+    Future<StoredUser> recipient = intake.requireUser(pair.to());
+    return Future.all(sender, recipient)
+        .compose(v -> {
+          requireServed(sender.result());
+          return planByAge(pair, recipient.result(), item.sourceUrl());
+        })
+        .compose(plan -> intake.storeSynced(pair, sender.result(), recipient.result(), plan))
+        .map(stored -> {
+          if (stored.recipientCopyWritten()) {
+            Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());
+          }
+          return null;
+        });
+  }
+
+  private Future<DeliveryPlan> planByAge(SignedPair pair, StoredUser recipient, String sourceUrl) {
+    long acceptedAt = pair.outgoing().createdAtMs();
+    DeliverySchedule schedule = attempts.schedule();
+    if (recipient.servedBy(config.serverLogin())) {
+      return Future.succeededFuture(new DeliveryPlan(DeliveryState.DELIVERED, acceptedAt, 1, null, 0));
+    }
+    OptionalLong ahead = schedule.firstAttemptAhead(acceptedAt, clock.millis());
+    if (ahead.isPresent()) {
+      int attempt = (int) ahead.getAsLong();
+      return Future.succeededFuture(new DeliveryPlan(DeliveryState.ACCEPTED, acceptedAt, attempt - 1,
+          schedule.dueAt(acceptedAt, attempt), 0));
+    }
+    return deliveries.findState(pair.from(), pair.baseKey()).compose(local -> local.isPresent()
+        // stored already: the plan is not used, the existing row is never reopened
+        ? Future.succeededFuture(new DeliveryPlan(local.get(), acceptedAt, schedule.attempts(), null, 0))
+        : peers.call(sourceUrl, Ops.GET_DM_DELIVERY_STATUS,
+                frames.object().put("messageKey", pair.outgoing().messageKey()))
+            .map(status -> new DeliveryPlan(status.path("delivered").asBoolean(false) ? DeliveryState.DELIVERED
+                : DeliveryState.FAILED, acceptedAt, schedule.attempts(), null, 0)));
   }
 
   /** {@code known}: this server holds the sender's copy; {@code delivered}: its latest revision is delivered. */

@@ -9,7 +9,11 @@ import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.EventBus;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.TreeMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -18,6 +22,7 @@ import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository.StoredUser;
+import org.shine.server.db.SyncRepository;
 import org.shine.server.delivery.DeliveryStatus;
 import org.shine.server.delivery.HistoryEntry;
 import org.shine.server.delivery.HistoryPage;
@@ -36,6 +41,11 @@ import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
+import org.shine.server.settings.SetSettingCommand;
+import org.shine.server.settings.UserSettings;
+import org.shine.server.sync.DmSyncPage;
+import org.shine.server.sync.SettingsSyncPage;
+import org.shine.server.sync.SyncBatchRequest;
 
 /**
  * Turns one request payload into a bus call to the verticle that owns the work and its reply into a response
@@ -47,28 +57,39 @@ final class OpDispatcher {
   private static final int MAX_CONTAINER_B64 = (MAX_CONTAINER_BYTES + 2) / 3 * 4;
   private static final int MAX_HISTORY_PAGE = 200;
   private static final int DEFAULT_HISTORY_PAGE = 50;
+  private static final int MAX_ACKS = 10_000;
+  private static final int MAX_SYNC_PAGE = 1_000;
+  private static final int MAX_SETTING_KEY = 128;
+  private static final int MAX_SETTING_VALUE = 16 * 1024;
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private final AppConfig config;
   private final EventBus bus;
   private final Frames frames;
   private final Map<String, BiFunction<Session, JsonNode, Future<JsonNode>>> handlers;
-  private final Set<String> authenticatedOps = Set.of(Ops.SEND_MESSAGE_PAIR, Ops.GET_DIRECT_MESSAGES);
+  private final Set<String> authenticatedOps = Set.of(Ops.SEND_MESSAGE_PAIR, Ops.GET_DIRECT_MESSAGES,
+      Ops.MARK_ALL_USER_SETTINGS_UNSYNCED, Ops.GET_USER_SETTINGS, Ops.SET_USER_SETTING);
 
   OpDispatcher(Vertx vertx, AppConfig config, Frames frames) {
     this.config = Objects.requireNonNull(config);
     this.bus = vertx.eventBus();
     this.frames = Objects.requireNonNull(frames);
-    this.handlers = Map.of(
-        Ops.AUTH_CHALLENGE, this::authChallenge,
-        Ops.AUTH_LOGIN, this::authLogin,
-        Ops.PUBLISH_USER_CARD, this::publishUserCard,
-        Ops.GET_USER_CARD, this::getUserCard,
-        Ops.SEND_MESSAGE_PAIR, this::sendMessagePair,
-        Ops.GET_DIRECT_MESSAGES, this::getDirectMessages,
-        Ops.RECEIVE_INCOMING_MESSAGE, this::receiveIncomingMessage,
-        Ops.RECEIVE_OUTCOMING_MESSAGE, this::receiveOutcomingMessage,
-        Ops.GET_DM_DELIVERY_STATUS, this::getDmDeliveryStatus);
+    Map<String, BiFunction<Session, JsonNode, Future<JsonNode>>> ops = new HashMap<>();
+    ops.put(Ops.AUTH_CHALLENGE, this::authChallenge);
+    ops.put(Ops.AUTH_LOGIN, this::authLogin);
+    ops.put(Ops.PUBLISH_USER_CARD, this::publishUserCard);
+    ops.put(Ops.GET_USER_CARD, this::getUserCard);
+    ops.put(Ops.SEND_MESSAGE_PAIR, this::sendMessagePair);
+    ops.put(Ops.GET_DIRECT_MESSAGES, this::getDirectMessages);
+    ops.put(Ops.RECEIVE_INCOMING_MESSAGE, this::receiveIncomingMessage);
+    ops.put(Ops.RECEIVE_OUTCOMING_MESSAGE, this::receiveOutcomingMessage);
+    ops.put(Ops.GET_DM_DELIVERY_STATUS, this::getDmDeliveryStatus);
+    ops.put(Ops.DM_SYNC_BATCH, this::dmSyncBatch);
+    ops.put(Ops.USER_SETTINGS_SYNC_BATCH, this::userSettingsSyncBatch);
+    ops.put(Ops.MARK_ALL_USER_SETTINGS_UNSYNCED, this::markAllUserSettingsUnsynced);
+    ops.put(Ops.GET_USER_SETTINGS, this::getUserSettings);
+    ops.put(Ops.SET_USER_SETTING, this::setUserSetting);
+    this.handlers = Map.copyOf(ops);
   }
 
   Future<JsonNode> dispatch(Session session, String op, JsonNode payload) {
@@ -190,6 +211,103 @@ final class OpDispatcher {
     return BusReplies.<DeliveryStatus>request(bus, Addresses.DM_STATUS, messageKey)
         .map(status -> frames.object().put("messageKey", status.messageKey()).put("known", status.known())
             .put("delivered", status.delivered()));
+  }
+
+  private Future<JsonNode> dmSyncBatch(Session session, JsonNode payload) {
+    return BusReplies.<DmSyncPage>request(bus, Addresses.SYNC_DM_BATCH, syncRequest(payload)).map(page -> {
+      ObjectNode response = frames.object();
+      ArrayNode items = response.putArray("items");
+      Base64.Encoder base64 = Base64.getEncoder();
+      for (SyncRepository.DmItem item : page.items()) {
+        ObjectNode node = items.addObject().put("syncId", item.syncId()).put("owner", item.owner())
+            .put("type", item.pair() ? "pair" : "incoming");
+        ArrayNode blobs = node.putArray("blobsB64");
+        if (item.pair()) {
+          blobs.add(base64.encodeToString(item.pairBlob()));
+        }
+        blobs.add(base64.encodeToString(item.blob()));
+      }
+      response.put("hasMore", page.hasMore());
+      return response;
+    });
+  }
+
+  private Future<JsonNode> userSettingsSyncBatch(Session session, JsonNode payload) {
+    return BusReplies.<SettingsSyncPage>request(bus, Addresses.SYNC_SETTINGS_BATCH, syncRequest(payload))
+        .map(page -> {
+          ObjectNode response = frames.object();
+          ArrayNode items = response.putArray("items");
+          for (SyncRepository.SettingItem item : page.items()) {
+            items.addObject().put("syncId", item.syncId()).put("owner", item.owner()).put("key", item.key())
+                .put("updatedAtMs", item.updatedAtMs()).set("value", readJson(item.valueJson()));
+          }
+          response.put("hasMore", page.hasMore());
+          return response;
+        });
+  }
+
+  private SyncBatchRequest syncRequest(JsonNode payload) {
+    Fields fields = Fields.of(payload, "payload", Set.of("sourceServerLogin", "ackSyncIds", "limit"));
+    String puller = fields.login("sourceServerLogin");
+    List<Long> acks = new ArrayList<>();
+    if (fields.has("ackSyncIds")) {
+      JsonNode ids = fields.required("ackSyncIds");
+      if (!ids.isArray() || ids.size() > MAX_ACKS) {
+        throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+            "payload.ackSyncIds must be an array of at most " + MAX_ACKS + " syncIds");
+      }
+      for (JsonNode id : ids) {
+        if (!id.isIntegralNumber() || !id.canConvertToLong() || id.asLong() < 0) {
+          throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD, "payload.ackSyncIds holds a non-syncId");
+        }
+        acks.add(id.asLong());
+      }
+    }
+    int limit = (int) fields.optionalLong("limit", 0, MAX_SYNC_PAGE, config.sync().pageSize());
+    return new SyncBatchRequest(puller, acks, limit);
+  }
+
+  private Future<JsonNode> markAllUserSettingsUnsynced(Session session, JsonNode payload) {
+    Fields.of(payload, "payload", Set.of());
+    return BusReplies.<Integer>request(bus, Addresses.SYNC_MARK_UNSYNCED, session.login)
+        .map(reset -> frames.object().put("reset", reset));
+  }
+
+  private Future<JsonNode> getUserSettings(Session session, JsonNode payload) {
+    Fields.of(payload, "payload", Set.of());
+    return BusReplies.<UserSettings>request(bus, Addresses.SETTINGS_GET, session.login).map(settings -> {
+      ObjectNode response = frames.object();
+      ObjectNode values = response.putObject("settings");
+      new TreeMap<>(settings.values()).forEach((key, value) -> values.set(key, readJson(value)));
+      return response;
+    });
+  }
+
+  private Future<JsonNode> setUserSetting(Session session, JsonNode payload) {
+    Fields fields = Fields.of(payload, "payload", Set.of("key", "value"));
+    String key = fields.requiredString("key");
+    if (key.isEmpty() || key.length() > MAX_SETTING_KEY) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD, "payload.key must be 1.." + MAX_SETTING_KEY
+          + " characters");
+    }
+    if (!payload.has("value")) {
+      throw ProtocolException.badRequest(ErrorCode.MISSING_FIELD, "missing field payload.value");
+    }
+    String valueJson = payload.get("value").toString();
+    if (valueJson.length() > MAX_SETTING_VALUE) {
+      throw new ProtocolException(Status.TOO_LARGE, ErrorCode.INVALID_FIELD, "payload.value exceeds "
+          + MAX_SETTING_VALUE + " characters of JSON");
+    }
+    return BusReplies.<Long>request(bus, Addresses.SETTINGS_SET, new SetSettingCommand(session.login, key,
+        valueJson)).map(updatedAt -> frames.object().put("key", key).put("updatedAtMs", updatedAt));
+  }
+
+  private JsonNode readJson(String text) {
+    try {
+      return frames.mapper().readTree(text);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("stored JSON does not parse", e);
+    }
   }
 
   private static String sourceServer(Fields fields) {

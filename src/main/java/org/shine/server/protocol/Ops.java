@@ -11,6 +11,11 @@ public final class Ops {
   public static final String RECEIVE_INCOMING_MESSAGE = "ReceiveIncomingMessage";
   public static final String RECEIVE_OUTCOMING_MESSAGE = "ReceiveOutcomingMessage";
   public static final String GET_DM_DELIVERY_STATUS = "GetDmDeliveryStatus";
+  public static final String DM_SYNC_BATCH = "DmSyncBatch";
+  public static final String USER_SETTINGS_SYNC_BATCH = "UserSettingsSyncBatch";
+  public static final String MARK_ALL_USER_SETTINGS_UNSYNCED = "MarkAllUserSettingsUnsynced";
+  public static final String GET_USER_SETTINGS = "GetUserSettings";
+  public static final String SET_USER_SETTING = "SetUserSetting";
 
   public static final String EVENT_INCOMING_DIRECT_MESSAGE = "IncomingDirectMessage";
   public static final String EVENT_DELIVERY_STATE_CHANGED = "DmDeliveryStateChanged";

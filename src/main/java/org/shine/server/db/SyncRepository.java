@@ -1,0 +1,170 @@
+package org.shine.server.db;
+
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * SQL of the two-server sync (PROTOCOL §8): outbox pages for a sibling, ACKs, resets, lag, and user settings
+ * (last writer wins). A sibling only ever sees and ACKs items of owners it shares with this server.
+ */
+public final class SyncRepository {
+  /** Item types of {@code sync_outbox}. */
+  public static final int PAIR = 1;
+  public static final int INCOMING = 2;
+  public static final int SETTING = 5;
+
+  private static final String SHARED_OWNERS =
+      "SELECT login FROM user_access_servers_current WHERE server_login = $1";
+  private static final String ACK =
+      "UPDATE sync_outbox SET synced = true WHERE sync_id = ANY($2::int8[]) AND NOT synced"
+          + " AND owner IN (" + SHARED_OWNERS + ")";
+  private static final String DM_PAGE =
+      "SELECT o.sync_id, o.owner, o.item_type, m.blob, m.pair_blob FROM sync_outbox o"
+          + " JOIN dm_message m ON m.owner = o.owner AND m.base_key = o.item_key"
+          + " WHERE NOT o.synced AND o.item_type IN (1, 2) AND o.owner IN (" + SHARED_OWNERS + ")"
+          + " ORDER BY o.sync_id LIMIT $2";
+  private static final String SETTINGS_PAGE =
+      "SELECT o.sync_id, o.owner, s.key, s.value_json, s.updated_at_ms FROM sync_outbox o"
+          + " JOIN user_setting s ON s.owner = o.owner AND s.key = o.item_key"
+          + " WHERE NOT o.synced AND o.item_type = 5 AND o.owner IN (" + SHARED_OWNERS + ")"
+          + " ORDER BY o.sync_id LIMIT $2";
+  private static final String MARK_UNSYNCED =
+      "UPDATE sync_outbox SET synced = false WHERE owner = $1 AND synced";
+  private static final String LAG =
+      "SELECT count(*), min(created_at_ms) FROM sync_outbox WHERE NOT synced AND owner IN (" + SHARED_OWNERS + ")";
+  private static final String SIBLINGS =
+      "SELECT DISTINCT other.server_login, other.url FROM user_access_servers_current mine"
+          + " JOIN user_access_servers_current other ON other.login = mine.login AND other.server_login <> $1"
+          + " WHERE mine.server_login = $1";
+  private static final String SETTINGS =
+      "SELECT key, value_json FROM user_setting WHERE owner = $1 ORDER BY key";
+  /* a local write always wins over what is stored: its time is at least one past the stored time */
+  private static final String SET_LOCAL =
+      "WITH written AS (INSERT INTO user_setting AS s (owner, key, value_json, updated_at_ms) VALUES ($1, $2, $3, $4)"
+          + " ON CONFLICT (owner, key) DO UPDATE SET value_json = EXCLUDED.value_json,"
+          + " updated_at_ms = GREATEST(EXCLUDED.updated_at_ms, s.updated_at_ms + 1)"
+          + " RETURNING owner, key, updated_at_ms),"
+          + " outbox AS (INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms)"
+          + " SELECT owner, 5, key, updated_at_ms, false, $4 FROM written ON CONFLICT DO NOTHING)"
+          + " SELECT updated_at_ms FROM written";
+  /* last writer wins; an equal time falls to the greater value, so both servers settle on the same one */
+  private static final String APPLY_SYNCED =
+      "WITH written AS (INSERT INTO user_setting AS s (owner, key, value_json, updated_at_ms) VALUES ($1, $2, $3, $4)"
+          + " ON CONFLICT (owner, key) DO UPDATE SET value_json = EXCLUDED.value_json,"
+          + " updated_at_ms = EXCLUDED.updated_at_ms"
+          + " WHERE (s.updated_at_ms, s.value_json) < (EXCLUDED.updated_at_ms, EXCLUDED.value_json)"
+          + " RETURNING owner, key, updated_at_ms),"
+          + " outbox AS (INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms)"
+          + " SELECT owner, 5, key, updated_at_ms, true, $5 FROM written ON CONFLICT DO NOTHING)"
+          + " SELECT count(*) FROM written";
+
+  private final Pool pool;
+
+  public SyncRepository(Pool pool) {
+    this.pool = Objects.requireNonNull(pool);
+  }
+
+  /** Marks the given items of owners shared with {@code puller} as synced; answers how many flipped. */
+  public Future<Integer> ack(String puller, List<Long> syncIds) {
+    if (syncIds.isEmpty()) {
+      return Future.succeededFuture(0);
+    }
+    return pool.preparedQuery(ACK).execute(Tuple.tuple(List.of(puller, syncIds.toArray(new Long[0]))))
+        .map(rows -> rows.rowCount());
+  }
+
+  /** The oldest unsynced DM items (pairs and incoming copies) of owners shared with {@code puller}. */
+  public Future<List<DmItem>> dmPage(String puller, int limit) {
+    return pool.preparedQuery(DM_PAGE).execute(Tuple.of(puller, limit)).map(rows -> {
+      List<DmItem> items = new ArrayList<>(rows.size());
+      for (Row row : rows) {
+        Buffer pair = row.getBuffer("pair_blob");
+        items.add(new DmItem(row.getLong("sync_id"), row.getString("owner"), row.getShort("item_type") == PAIR,
+            row.getBuffer("blob").getBytes(), pair == null ? null : pair.getBytes()));
+      }
+      return items;
+    });
+  }
+
+  /** The oldest unsynced settings items of owners shared with {@code puller}. */
+  public Future<List<SettingItem>> settingsPage(String puller, int limit) {
+    return pool.preparedQuery(SETTINGS_PAGE).execute(Tuple.of(puller, limit)).map(rows -> {
+      List<SettingItem> items = new ArrayList<>(rows.size());
+      for (Row row : rows) {
+        items.add(new SettingItem(row.getLong("sync_id"), row.getString("owner"), row.getString("key"),
+            row.getString("value_json"), row.getLong("updated_at_ms")));
+      }
+      return items;
+    });
+  }
+
+  /** Sets every outbox item of {@code owner} (settings and DM) back to unsynced; answers how many. */
+  public Future<Integer> markAllUnsynced(String owner) {
+    return pool.preparedQuery(MARK_UNSYNCED).execute(Tuple.of(owner)).map(rows -> rows.rowCount());
+  }
+
+  /** Unsynced items owed to {@code sibling} and the creation time of the oldest (null when none). */
+  public Future<Lag> lag(String sibling) {
+    return pool.preparedQuery(LAG).execute(Tuple.of(sibling)).map(rows -> {
+      Row row = rows.iterator().next();
+      return new Lag(row.getLong(0), row.getLong(1));
+    });
+  }
+
+  /** The other access servers of the users this server serves. */
+  public Future<List<Sibling>> siblings(String me) {
+    return pool.preparedQuery(SIBLINGS).execute(Tuple.of(me)).map(rows -> {
+      List<Sibling> siblings = new ArrayList<>();
+      for (Row row : rows) {
+        siblings.add(new Sibling(row.getString(0), row.getString(1)));
+      }
+      return siblings;
+    });
+  }
+
+  public Future<Map<String, String>> settings(String owner) {
+    return pool.preparedQuery(SETTINGS).execute(Tuple.of(owner)).map(rows -> {
+      Map<String, String> settings = new LinkedHashMap<>();
+      for (Row row : rows) {
+        settings.put(row.getString(0), row.getString(1));
+      }
+      return settings;
+    });
+  }
+
+  /** A user's own write; answers the time it is stored under. */
+  public Future<Long> setLocal(String owner, String key, String valueJson, long nowMs) {
+    return pool.preparedQuery(SET_LOCAL).execute(Tuple.of(owner, key, valueJson, nowMs))
+        .map(rows -> rows.iterator().next().getLong(0));
+  }
+
+  /** A sibling's write, kept only if it is the later one; answers whether it was kept. */
+  public Future<Boolean> applySynced(String owner, String key, String valueJson, long updatedAtMs, long nowMs) {
+    return pool.preparedQuery(APPLY_SYNCED).execute(Tuple.of(owner, key, valueJson, updatedAtMs, nowMs))
+        .map(rows -> rows.iterator().next().getLong(0) > 0);
+  }
+
+  /** One DM outbox item: a pair ({@code blob} outgoing, {@code pairBlob} incoming) or an incoming copy. */
+  public record DmItem(long syncId, String owner, boolean pair, byte[] blob, byte[] pairBlob) {
+  }
+
+  /** One settings outbox item, with the setting's current value. */
+  public record SettingItem(long syncId, String owner, String key, String valueJson, long updatedAtMs) {
+  }
+
+  /** Items not yet ACKed by a sibling. */
+  public record Lag(long unsynced, Long oldestCreatedAtMs) {
+  }
+
+  /** A server sharing users with this one. */
+  public record Sibling(String serverLogin, String url) {
+  }
+}

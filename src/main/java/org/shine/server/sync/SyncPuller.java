@@ -1,0 +1,191 @@
+package org.shine.server.sync;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.EventBus;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import org.shine.server.bus.Addresses;
+import org.shine.server.bus.BusReplies;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.DirectoryRepository;
+import org.shine.server.db.SyncRepository;
+import org.shine.server.db.SyncRepository.Sibling;
+import org.shine.server.delivery.SyncedItem;
+import org.shine.server.peer.PeerCalls;
+import org.shine.server.protocol.Ops;
+import org.shine.server.util.Json;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Catches this server up with each sibling (seed §7): over the one connection to it, first every
+ * UserSettingsSyncBatch page, then every DmSyncBatch page, each request ACKing what the previous page stored.
+ * Every item is verified and stored idempotently as synced; an item that fails is not ACKed and comes again.
+ * One pull per sibling at a time. Confined to one event loop.
+ */
+public final class SyncPuller {
+  private static final Logger LOG = LoggerFactory.getLogger(SyncPuller.class);
+  private final AppConfig config;
+  private final EventBus bus;
+  private final SyncRepository repository;
+  private final DirectoryRepository directory;
+  private final PeerCalls peers;
+  private final Clock clock;
+  private final Set<String> pulling = new HashSet<>();
+
+  public SyncPuller(AppConfig config, EventBus bus, SyncRepository repository, DirectoryRepository directory,
+      PeerCalls peers, Clock clock) {
+    this.config = Objects.requireNonNull(config);
+    this.bus = Objects.requireNonNull(bus);
+    this.repository = Objects.requireNonNull(repository);
+    this.directory = Objects.requireNonNull(directory);
+    this.peers = Objects.requireNonNull(peers);
+    this.clock = Objects.requireNonNull(clock);
+  }
+
+  /** Pulls from every sibling (optionally only the one at {@code onlyUrl}). */
+  public Future<Void> pullAll(String onlyUrl) {
+    return repository.siblings(config.serverLogin()).compose(siblings -> {
+      List<Future<?>> pulls = new ArrayList<>();
+      for (Sibling sibling : siblings) {
+        if (onlyUrl == null || onlyUrl.equals(sibling.url())) {
+          pulls.add(pull(sibling));
+        }
+      }
+      return Future.join(pulls).<Void>mapEmpty().otherwiseEmpty();
+    });
+  }
+
+  /** One catch-up with one sibling; completes with the counts (zero counts when one is already running). */
+  public Future<PullStats> pull(Sibling sibling) {
+    if (!pulling.add(sibling.url())) {
+      return Future.succeededFuture(new PullStats(0, 0, 0));
+    }
+    PullStats stats = new PullStats(0, 0, 0);
+    return settingsPages(sibling, List.of(), stats)
+        .compose(s -> dmPages(sibling, List.of(), s))
+        .compose(s -> repository.lag(sibling.serverLogin()).map(lag -> {
+          LOG.info("sync pull [sibling: {}, settings: {}, dm: {}, rejected: {}, owed to it: {}, oldest owed: {} ms]",
+              sibling.serverLogin(), s.settings(), s.dm(), s.rejected(), lag.unsynced(),
+              lag.oldestCreatedAtMs() == null ? 0 : clock.millis() - lag.oldestCreatedAtMs());
+          return s;
+        }))
+        .onFailure(failure -> LOG.debug("sync pull stopped [sibling: {}]: {}", sibling.serverLogin(),
+            failure.getMessage()))
+        .onComplete(ar -> pulling.remove(sibling.url()));
+  }
+
+  private Future<PullStats> settingsPages(Sibling sibling, List<Long> acks, PullStats stats) {
+    return peers.call(sibling.url(), Ops.USER_SETTINGS_SYNC_BATCH, request(acks, config.sync().pageSize()))
+        .compose(page -> {
+          List<Future<Long>> stored = new ArrayList<>();
+          for (JsonNode item : page.path("items")) {
+            stored.add(applySetting(item));
+          }
+          return collect(stored).compose(ok -> {
+            PullStats next = stats.plus(ok.size(), 0, stored.size() - ok.size());
+            return continueOrAck(sibling, Ops.USER_SETTINGS_SYNC_BATCH, page, ok, next,
+                () -> settingsPages(sibling, ok, next));
+          });
+        });
+  }
+
+  private Future<PullStats> dmPages(Sibling sibling, List<Long> acks, PullStats stats) {
+    return peers.call(sibling.url(), Ops.DM_SYNC_BATCH, request(acks, config.sync().pageSize()))
+        .compose(page -> {
+          List<Future<Long>> stored = new ArrayList<>();
+          for (JsonNode item : page.path("items")) {
+            stored.add(applyDm(sibling, item));
+          }
+          return collect(stored).compose(ok -> {
+            PullStats next = stats.plus(0, ok.size(), stored.size() - ok.size());
+            return continueOrAck(sibling, Ops.DM_SYNC_BATCH, page, ok, next, () -> dmPages(sibling, ok, next));
+          });
+        });
+  }
+
+  private Future<PullStats> continueOrAck(Sibling sibling, String op, JsonNode page, List<Long> ok, PullStats stats,
+      java.util.function.Supplier<Future<PullStats>> nextPage) {
+    if (page.path("hasMore").asBoolean(false) && !ok.isEmpty()) {
+      return nextPage.get();
+    }
+    // the last page's ACKs travel alone (a page of nothing but rejected items also ends the pull)
+    return ok.isEmpty() ? Future.succeededFuture(stats)
+        : peers.call(sibling.url(), op, request(ok, 0)).map(v -> stats);
+  }
+
+  private Future<Long> applySetting(JsonNode item) {
+    long syncId = item.path("syncId").asLong(-1);
+    String owner = item.path("owner").asText(null);
+    String key = item.path("key").asText(null);
+    JsonNode value = item.get("value");
+    long updatedAt = item.path("updatedAtMs").asLong(-1);
+    if (syncId < 0 || owner == null || key == null || value == null || updatedAt < 0) {
+      return Future.failedFuture("malformed settings item");
+    }
+    return directory.find(owner).compose(user -> {
+      if (user.isEmpty() || !user.get().servedBy(config.serverLogin())) {
+        return Future.failedFuture("owner " + owner + " is not served here");
+      }
+      return repository.applySynced(owner, key, value.toString(), updatedAt, clock.millis()).map(v -> syncId);
+    });
+  }
+
+  private Future<Long> applyDm(Sibling sibling, JsonNode item) {
+    long syncId = item.path("syncId").asLong(-1);
+    String owner = item.path("owner").asText(null);
+    String type = item.path("type").asText("");
+    List<byte[]> blobs = new ArrayList<>();
+    try {
+      for (JsonNode blob : item.path("blobsB64")) {
+        blobs.add(Base64.getDecoder().decode(blob.asText()));
+      }
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture("bad base64 in item " + syncId);
+    }
+    if (syncId < 0 || owner == null || !(type.equals("pair") || type.equals("incoming"))) {
+      return Future.failedFuture("malformed DM item");
+    }
+    SyncedItem synced = new SyncedItem(owner, type.equals("pair"), blobs, sibling.serverLogin(), sibling.url());
+    return BusReplies.<Boolean>request(bus, Addresses.DM_APPLY_SYNCED, synced)
+        .map(v -> syncId)
+        .onFailure(failure -> LOG.debug("synced item rejected [syncId: {}, sibling: {}]: {}", syncId,
+            sibling.serverLogin(), failure.getMessage()));
+  }
+
+  private ObjectNode request(List<Long> acks, int limit) {
+    ObjectNode payload = Json.MAPPER.createObjectNode().put("sourceServerLogin", config.serverLogin());
+    ArrayNode ids = payload.putArray("ackSyncIds");
+    acks.forEach(ids::add);
+    payload.put("limit", limit);
+    return payload;
+  }
+
+  /** The values of the futures that succeeded, in order. */
+  private static Future<List<Long>> collect(List<Future<Long>> futures) {
+    return Future.join(new ArrayList<>(futures)).otherwiseEmpty().map(v -> {
+      List<Long> ok = new ArrayList<>();
+      for (Future<Long> f : futures) {
+        if (f.succeeded()) {
+          ok.add(f.result());
+        }
+      }
+      return ok;
+    });
+  }
+
+  /** Counts of one pull: settings and DM items stored, and items rejected (not ACKed). */
+  public record PullStats(int settings, int dm, int rejected) {
+    PullStats plus(int moreSettings, int moreDm, int moreRejected) {
+      return new PullStats(settings + moreSettings, dm + moreDm, rejected + moreRejected);
+    }
+  }
+}

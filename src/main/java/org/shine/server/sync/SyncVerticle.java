@@ -1,0 +1,61 @@
+package org.shine.server.sync;
+
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.sqlclient.Pool;
+import java.time.Clock;
+import java.util.List;
+import org.shine.server.bus.Addresses;
+import org.shine.server.bus.BusReplies;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.Database;
+import org.shine.server.db.DirectoryRepository;
+import org.shine.server.db.SyncRepository;
+import org.shine.server.peer.PeerCalls;
+
+/**
+ * Wires the two-server sync: the source side ({@code sync.dm-batch}, {@code sync.settings-batch},
+ * {@code sync.mark-unsynced}) and the puller, run at start, on each (re)connection to a peer and every
+ * {@code sync.periodMs}.
+ */
+public final class SyncVerticle extends VerticleBase {
+  private final AppConfig config;
+  private final Clock clock;
+  private long timer = -1;
+
+  public SyncVerticle(AppConfig config, Clock clock) {
+    this.config = config;
+    this.clock = clock;
+  }
+
+  @Override
+  public Future<?> start() {
+    Pool pool = Database.sharedPool(vertx, config.db());
+    SyncRepository repository = new SyncRepository(pool);
+    SyncSource source = new SyncSource(repository);
+    SyncPuller puller = new SyncPuller(config, vertx.eventBus(), repository, new DirectoryRepository(pool),
+        new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), clock);
+    EventBus bus = vertx.eventBus();
+    return Future.all(List.of(
+            bus.<SyncBatchRequest>localConsumer(Addresses.SYNC_DM_BATCH,
+                m -> BusReplies.replyWith(m, source.dmBatch(m.body()))).completion(),
+            bus.<SyncBatchRequest>localConsumer(Addresses.SYNC_SETTINGS_BATCH,
+                m -> BusReplies.replyWith(m, source.settingsBatch(m.body()))).completion(),
+            bus.<String>localConsumer(Addresses.SYNC_MARK_UNSYNCED,
+                m -> BusReplies.replyWith(m, repository.markAllUnsynced(m.body()))).completion(),
+            bus.<String>localConsumer(Addresses.PEER_CONNECTED, m -> puller.pullAll(m.body())).completion()))
+        .onSuccess(v -> {
+          vertx.setTimer(1, id -> puller.pullAll(null));
+          timer = vertx.setPeriodic(config.sync().periodMs(), id -> puller.pullAll(null));
+        });
+  }
+
+  @Override
+  public Future<?> stop() {
+    if (timer >= 0) {
+      vertx.cancelTimer(timer);
+    }
+    return Future.succeededFuture();
+  }
+}

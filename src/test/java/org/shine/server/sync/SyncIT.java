@@ -1,0 +1,328 @@
+package org.shine.server.sync;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.shine.server.client.ShineClient;
+import org.shine.server.client.ShineClient.SignedPair;
+import org.shine.server.support.Eventually;
+import org.shine.server.support.StubPeer;
+import org.shine.server.support.TestDatabase;
+import org.shine.server.support.TestServer;
+import org.shine.server.support.TestUser;
+import org.shine.server.util.Json;
+
+/** Two-server sync (seed §7, PROTOCOL §8) between real servers, with a compressed schedule and sync period. */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 180, timeUnit = TimeUnit.SECONDS)
+class SyncIT {
+  static final String FAST = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,1600],\"workerPeriodMs\":50,"
+      + "\"callTimeoutMs\":1000,\"leaseMs\":3000},\"sync\":{\"periodMs\":200,\"pageSize\":50}}";
+  private static final String RECEIVE = "ReceiveIncomingMessage";
+  private static final AtomicInteger USERS = new AtomicInteger();
+  private final List<AutoCloseable> resources = new ArrayList<>();
+
+  @AfterEach
+  void close() throws Exception {
+    for (int i = resources.size() - 1; i >= 0; i--) {
+      resources.get(i).close();
+    }
+  }
+
+  @Test
+  @DisplayName("siblings down during 200 sends catch up on return: every item, exactly once, and no bouncing")
+  void siblingsCatchUp(Vertx vertx) throws Exception {
+    TestDatabase[] dbs = {db(vertx), db(vertx), db(vertx), db(vertx)};
+    int[] ports = {TestServer.freePort(), TestServer.freePort(), TestServer.freePort(), TestServer.freePort()};
+    TestServer s1 = keep(TestServer.start("s1", dbs[0].config(), Clock.systemUTC(), FAST, ports[0]));
+    TestServer s2 = TestServer.start("s2", dbs[1].config(), Clock.systemUTC(), FAST, ports[1]);
+    TestServer s3 = keep(TestServer.start("s3", dbs[2].config(), Clock.systemUTC(), FAST, ports[2]));
+    TestServer s4 = TestServer.start("s4", dbs[3].config(), Clock.systemUTC(), FAST, ports[3]);
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    String[] all = {s1.url(), s2.url(), s3.url(), s4.url()};
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, all);
+    bob.publish(vertx, List.of(Map.entry("s3", s3.url()), Map.entry("s4", s4.url())), 1, all);
+    // GIVEN alice's and bob's second servers are down
+    s2.close();
+    s4.close();
+    ShineClient session = alice.session(vertx, s1);
+    for (int i = 0; i < 200; i++) {
+      session.sendPair(pair(alice, bob, "while you were out " + i)).await();
+    }
+
+    // WHEN they come back
+    s2 = keep(TestServer.start("s2", dbs[1].config(), Clock.systemUTC(), FAST, ports[1]));
+    s4 = keep(TestServer.start("s4", dbs[3].config(), Clock.systemUTC(), FAST, ports[3]));
+
+    // THEN each has every item exactly once, and the sources hold nothing unsynced for them
+    Pool sql1 = pool(vertx, dbs[0]);
+    Pool sql2 = pool(vertx, dbs[1]);
+    Pool sql3 = pool(vertx, dbs[2]);
+    Pool sql4 = pool(vertx, dbs[3]);
+    Eventually.until("s2 holds alice's 200 pairs and s4 bob's 200 copies", 30_000,
+        () -> count(sql2, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login()) == 200
+            && count(sql4, "SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 200);
+    Eventually.until("the sources' outboxes are acknowledged", 10_000,
+        () -> count(sql1, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0
+            && count(sql3, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", bob.login()) == 0);
+    Thread.sleep(1_000);
+    assertThat(count(sql2, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(200);
+    assertThat(count(sql4, "SELECT count(*) FROM dm_message WHERE owner = $1", bob.login())).isEqualTo(200);
+    // arrived from the sibling: recorded as synced, so nothing goes back
+    assertThat(count(sql2, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()))
+        .isZero();
+    assertThat(count(sql4, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", bob.login()))
+        .isZero();
+    assertThat(count(sql1, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(200);
+    // the pairs pulled by s2 were delivered already: s2 has their states, none left to send
+    assertThat(count(sql2, "SELECT count(*) FROM dm_delivery WHERE owner = $1 AND state = 'accepted'",
+        alice.login())).isZero();
+  }
+
+  @Test
+  @DisplayName("a page whose ACK is lost comes again, and the source flips items only on ACK")
+  void lostAckRedelivers(Vertx vertx) {
+    TestDatabase db1 = db(vertx);
+    TestServer s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", "ws://127.0.0.1:1/ws")), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry("s1", s1.url())), 1, s1.url());
+    ShineClient session = alice.session(vertx, s1);
+    for (int i = 0; i < 5; i++) {
+      session.sendPair(pair(alice, bob, "page item " + i)).await();
+    }
+    ShineClient sibling = ShineClient.connect(vertx, s1.url()).await();
+
+    JsonNode first = batch(sibling, "DmSyncBatch", "s2", List.of(), 3);
+    JsonNode again = batch(sibling, "DmSyncBatch", "s2", List.of(), 3);
+    List<Long> firstIds = ids(first);
+    JsonNode next = batch(sibling, "DmSyncBatch", "s2", firstIds, 3);
+    JsonNode last = batch(sibling, "DmSyncBatch", "s2", ids(next), 3);
+
+    assertThat(firstIds).hasSize(3);
+    assertThat(first.get("hasMore").asBoolean()).isTrue();
+    assertThat(ids(again)).isEqualTo(firstIds);
+    assertThat(ids(next)).hasSize(2).doesNotContainAnyElementsOf(firstIds);
+    assertThat(next.get("hasMore").asBoolean()).isFalse();
+    assertThat(last.get("items")).isEmpty();
+    JsonNode item = first.get("items").get(0);
+    assertThat(item.get("owner").asText()).isEqualTo(alice.login());
+    assertThat(item.get("type").asText()).isEqualTo("pair");
+    assertThat(item.get("blobsB64")).hasSize(2);
+    // bob is not shared with s2: his incoming copies never appear in s2's pages
+    assertThat(first.get("items")).allSatisfy(i -> assertThat(i.get("owner").asText()).isEqualTo(alice.login()));
+  }
+
+  @Test
+  @DisplayName("one pull: every settings page before the first DM page, and bad containers are not ACKed")
+  void settingsFirstAndBadItemsRejected(Vertx vertx) {
+    TestDatabase db2 = db(vertx);
+    StubPeer source = keep(StubPeer.start(vertx));
+    TestServer s2 = keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST));
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
+    bob.publish(vertx, List.of(Map.entry("s2", s2.url())), 1, s2.url());
+    SignedPair good1 = pair(alice, bob, "good one");
+    SignedPair good2 = pair(alice, bob, "good two");
+    SignedPair forged = ShineClient.signPair(alice.login(), TestUser.create("mallory").key(), bob.login(),
+        System.currentTimeMillis(), ShineClient.randomNonce(), 0, "forged".getBytes(StandardCharsets.UTF_8));
+    List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<JsonNode> dmAcks = new java.util.concurrent.CopyOnWriteArrayList<>();
+    AtomicInteger settingsPages = new AtomicInteger();
+    source.respond("UserSettingsSyncBatch", (op, p) -> {
+      order.add(op);
+      ObjectNode page = Json.MAPPER.createObjectNode();
+      ArrayNode items = page.putArray("items");
+      int n = settingsPages.incrementAndGet();
+      if (n <= 2) {
+        items.addObject().put("syncId", n).put("owner", alice.login()).put("key", "theme" + n)
+            .put("updatedAtMs", 1000 + n).put("value", "dark");
+      }
+      return page.put("hasMore", n < 2);
+    });
+    source.respond("DmSyncBatch", (op, p) -> {
+      order.add(op);
+      dmAcks.add(p.get("ackSyncIds"));
+      ObjectNode page = Json.MAPPER.createObjectNode();
+      ArrayNode items = page.putArray("items");
+      if (dmAcks.size() == 1) {
+        addPair(items, 11, alice, good1);
+        items.addObject().put("syncId", 12).put("owner", alice.login()).put("type", "pair").putArray("blobsB64")
+            .add(Base64.getEncoder().encodeToString("garbage".getBytes(StandardCharsets.UTF_8)))
+            .add(Base64.getEncoder().encodeToString(good2.outgoing().bytes()));
+        addPair(items, 13, alice, forged);
+        addPair(items, 14, alice, good2);
+      }
+      return page.put("hasMore", false);
+    });
+    source.respond("GetDmDeliveryStatus", (op, p) -> Json.MAPPER.createObjectNode().put("known", true)
+        .put("delivered", true));
+
+    Eventually.until("the DM page is stored and its ACK sent", 10_000, () -> dmAcks.size() >= 2);
+
+    int firstDm = order.indexOf("DmSyncBatch");
+    assertThat(order.subList(0, firstDm)).containsOnly("UserSettingsSyncBatch").hasSizeGreaterThanOrEqualTo(2);
+    List<Long> acked = new ArrayList<>();
+    dmAcks.get(1).forEach(id -> acked.add(id.asLong()));
+    assertThat(acked).containsExactlyInAnyOrder(11L, 14L);
+    Pool sql = pool(vertx, db2);
+    assertThat(count(sql, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(2);
+    assertThat(count(sql, "SELECT count(*) FROM user_setting WHERE owner = $1", alice.login())).isEqualTo(2);
+  }
+
+  @Test
+  @DisplayName("MarkAllUserSettingsUnsynced re-syncs the whole history and sends no old message again")
+  void markAllUnsyncedResyncsWithoutResending(Vertx vertx) throws Exception {
+    TestDatabase db1 = db(vertx);
+    TestDatabase db2 = db(vertx);
+    StubPeer recipient = keep(StubPeer.start(vertx)).acceptEverything();
+    TestServer s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
+    TestServer s2 = keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST));
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url(), s2.url());
+    bob.publish(vertx, List.of(Map.entry("b1", recipient.url())), 1, s1.url(), s2.url());
+    ShineClient session = alice.session(vertx, s1);
+    session.request("SetUserSetting", ShineClient.object().put("key", "lang").put("value", "eo")).await();
+    for (int i = 0; i < 10; i++) {
+      session.sendPair(pair(alice, bob, "history " + i)).await();
+    }
+    Pool sql1 = pool(vertx, db1);
+    Pool sql2 = pool(vertx, db2);
+    Eventually.until("s2 has the history and the setting", 10_000,
+        () -> count(sql2, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login()) == 10
+            && count(sql1, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0);
+    Thread.sleep(500);
+    long callsBefore = recipient.count(RECEIVE);
+
+    JsonNode reset = session.request("MarkAllUserSettingsUnsynced", ShineClient.object()).await();
+
+    assertThat(reset.get("reset").asInt()).isEqualTo(11);
+    Eventually.until("the whole history flowed again", 10_000,
+        () -> count(sql1, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0);
+    Thread.sleep(500);
+    assertThat(recipient.count(RECEIVE)).isEqualTo(callsBefore);
+    assertThat(count(sql2, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(10);
+    JsonNode settings = alice.session(vertx, s2).request("GetUserSettings", ShineClient.object()).await();
+    assertThat(settings.at("/settings/lang").asText()).isEqualTo("eo");
+  }
+
+  @Test
+  @DisplayName("an old pair arriving by sync takes delivered or failed from the source, with no send")
+  void oldPairsTakeTheSourcesState(Vertx vertx) throws Exception {
+    TestDatabase db1 = db(vertx);
+    TestDatabase db2 = db(vertx);
+    int p2 = TestServer.freePort();
+    String u2 = "ws://127.0.0.1:" + p2 + "/ws";
+    StubPeer live = keep(StubPeer.start(vertx)).acceptEverything();
+    StubPeer dead = keep(StubPeer.start(vertx))
+        .respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
+    TestServer s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    TestUser carol = user("carol");
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", u2)), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry("b1", live.url())), 1, s1.url());
+    carol.publish(vertx, List.of(Map.entry("c1", dead.url())), 1, s1.url());
+    ShineClient session = alice.session(vertx, s1);
+    SignedPair toBob = pair(alice, bob, "will be delivered");
+    SignedPair toCarol = pair(alice, carol, "will fail");
+    session.sendPair(toBob).await();
+    session.sendPair(toCarol).await();
+    Pool sql1 = pool(vertx, db1);
+    Eventually.until("carol's fails on s1", 6_000, () -> "failed".equals(state(sql1, toCarol)));
+    long liveCalls = live.count(RECEIVE);
+    long deadCalls = dead.count(RECEIVE);
+
+    // WHEN alice's second server starts only now, after the last schedule point of both
+    TestServer s2 = keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST, p2));
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", u2)), 1, s2.url());
+    bob.publish(vertx, List.of(Map.entry("b1", live.url())), 1, s2.url());
+    carol.publish(vertx, List.of(Map.entry("c1", dead.url())), 1, s2.url());
+
+    Pool sql2 = pool(vertx, db2);
+    Eventually.until("s2 has both with their final states", 10_000,
+        () -> "delivered".equals(state(sql2, toBob)) && "failed".equals(state(sql2, toCarol)));
+    Thread.sleep(500);
+    assertThat(live.count(RECEIVE)).isEqualTo(liveCalls);
+    assertThat(dead.count(RECEIVE)).isEqualTo(deadCalls);
+    assertThat(s2.serverLogin()).isEqualTo("s2");
+  }
+
+  // ---- helpers
+
+  private <T extends AutoCloseable> T keep(T resource) {
+    resources.add(resource);
+    return resource;
+  }
+
+  private TestDatabase db(Vertx vertx) {
+    return keep(TestDatabase.create(vertx));
+  }
+
+  private Pool pool(Vertx vertx, TestDatabase db) {
+    Pool pool = db.pool();
+    resources.add(() -> pool.close().await());
+    return pool;
+  }
+
+  private static TestUser user(String prefix) {
+    return TestUser.create(prefix + USERS.incrementAndGet());
+  }
+
+  private static SignedPair pair(TestUser from, TestUser to, String text) {
+    return ShineClient.signPair(from.login(), from.key(), to.login(), System.currentTimeMillis(),
+        ShineClient.randomNonce(), 0, text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static void addPair(ArrayNode items, long syncId, TestUser owner, SignedPair pair) {
+    items.addObject().put("syncId", syncId).put("owner", owner.login()).put("type", "pair").putArray("blobsB64")
+        .add(Base64.getEncoder().encodeToString(pair.incoming().bytes()))
+        .add(Base64.getEncoder().encodeToString(pair.outgoing().bytes()));
+  }
+
+  private static JsonNode batch(ShineClient client, String op, String puller, List<Long> acks, int limit) {
+    ObjectNode payload = ShineClient.object().put("sourceServerLogin", puller).put("limit", limit);
+    ArrayNode ids = payload.putArray("ackSyncIds");
+    acks.forEach(ids::add);
+    return client.request(op, payload).await();
+  }
+
+  private static List<Long> ids(JsonNode page) {
+    List<Long> ids = new ArrayList<>();
+    page.get("items").forEach(item -> ids.add(item.get("syncId").asLong()));
+    return ids;
+  }
+
+  private static long count(Pool sql, String query, String param) {
+    return sql.preparedQuery(query).execute(Tuple.of(param)).await().iterator().next().getLong(0);
+  }
+
+  private static String state(Pool sql, SignedPair pair) {
+    var rows = sql.preparedQuery("SELECT state FROM dm_delivery WHERE base_key = $1")
+        .execute(Tuple.of(pair.outgoing().baseKey())).await();
+    return rows.size() == 0 ? null : rows.iterator().next().getString(0);
+  }
+}
