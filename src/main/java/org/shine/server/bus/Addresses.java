@@ -18,6 +18,10 @@ public final class Addresses {
   public static final String DM_RECEIVE_OUTGOING = "dm.receive-outgoing";
   /** Server op GetDmDeliveryStatus (messageKey → {@code DeliveryStatus}). */
   public static final String DM_STATUS = "dm.status";
+  /** SendReadReceipt from a session ({@code SignalCommand} → {@code SignalResult}). */
+  public static final String DM_READ_RECEIPT = "dm.read-receipt";
+  /** DeleteMessage from a session ({@code SignalCommand} → {@code SignalResult}). */
+  public static final String DM_DELETE = "dm.delete";
   /** Stores one DM item pulled from a sibling ({@code SyncedItem} → Boolean). */
   public static final String DM_APPLY_SYNCED = "dm.apply-synced";
   /** Sync, source side: one DmSyncBatch page ({@code SyncBatchRequest} → {@code DmSyncPage}). */

@@ -10,6 +10,8 @@ import org.shine.server.delivery.ReceiveOutgoingCommand;
 import org.shine.server.delivery.HistoryQuery;
 import org.shine.server.delivery.SendPairCommand;
 import org.shine.server.delivery.SendPairResult;
+import org.shine.server.delivery.SignalCommand;
+import org.shine.server.delivery.SignalService;
 import org.shine.server.delivery.SyncedItem;
 import org.shine.server.settings.SetSettingCommand;
 import org.shine.server.settings.UserSettings;
@@ -35,6 +37,8 @@ public final class Codecs {
       ReceiveOutgoingCommand.class,
       DeliveryStatus.class,
       SyncedItem.class,
+      SignalCommand.class,
+      SignalService.SignalResult.class,
       SyncBatchRequest.class,
       DmSyncPage.class,
       SettingsSyncPage.class,

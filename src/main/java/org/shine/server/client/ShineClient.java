@@ -153,6 +153,29 @@ public final class ShineClient {
     return new SignedPair(incoming, outgoing);
   }
 
+  /** A read receipt by {@code reader} for the message {@code baseKey} that {@code sender} sent to the reader. */
+  public static DmContainer signReceipt(String reader, KeyFile key, String sender, String baseKey, long readAtMs) {
+    return DmCodec.sign(DmKind.READ_RECEIPT, readAtMs, randomNonce(), 0, reader, sender, baseKey, new byte[0],
+        key.privateKey());
+  }
+
+  /** A tombstone by {@code author} deleting its own copy {@code messageKey} of a message with {@code counterpart}. */
+  public static DmContainer signTombstone(String author, KeyFile key, String counterpart, String messageKey,
+      long atMs) {
+    return DmCodec.sign(DmKind.TOMBSTONE, atMs, randomNonce(), 0, author, counterpart, messageKey, new byte[0],
+        key.privateKey());
+  }
+
+  public Future<JsonNode> sendReadReceipt(DmContainer receipt) {
+    return request("SendReadReceipt", object().put("receiptBlobB64",
+        Base64.getEncoder().encodeToString(receipt.bytes())));
+  }
+
+  public Future<JsonNode> deleteMessage(DmContainer tombstone) {
+    return request("DeleteMessage", object().put("tombstoneBlobB64",
+        Base64.getEncoder().encodeToString(tombstone.bytes())));
+  }
+
   public static long randomNonce() {
     return RANDOM.nextLong() & Long.MAX_VALUE;
   }

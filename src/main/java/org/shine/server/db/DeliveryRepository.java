@@ -27,8 +27,9 @@ public final class DeliveryRepository {
           + " UPDATE dm_delivery d SET lease_until_ms = $1 + $2, row_version = d.row_version + 1, updated_at_ms = $1"
           + " FROM due WHERE d.base_key = due.base_key AND d.revision = due.revision"
           + " RETURNING d.base_key, d.revision, d.owner, d.accepted_at_ms, d.attempts, d.row_version,"
-          + " (SELECT m.pair_blob FROM dm_message m WHERE m.owner = d.owner AND m.base_key = d.base_key"
-          + " AND m.revision = d.revision) AS pair_blob";
+          + " COALESCE((SELECT m.pair_blob FROM dm_message m WHERE m.owner = d.owner AND m.base_key = d.base_key"
+          + " AND m.revision = d.revision), (SELECT s.blob FROM dm_signal s WHERE s.owner = d.owner"
+          + " AND s.signal_key = d.base_key || '|3')) AS pair_blob";
 
   private static final String FINISH =
       "UPDATE dm_delivery SET state = $4, attempts = $5, next_attempt_at_ms = $6, lease_until_ms = NULL,"
@@ -80,6 +81,14 @@ public final class DeliveryRepository {
       String state = rows.iterator().next().getString("state");
       return Optional.of(state == null ? DeliveryState.ACCEPTED : DeliveryState.fromWire(state));
     });
+  }
+
+  /** The state of the delivery row of {@code owner}'s read receipt {@code baseKey}, if any. */
+  public Future<Optional<DeliveryState>> receiptStatus(String owner, String baseKey) {
+    return pool.preparedQuery("SELECT state FROM dm_delivery WHERE owner = $1 AND base_key = $2 AND revision = 0")
+        .execute(Tuple.of(owner, baseKey))
+        .map(rows -> rows.size() == 0 ? Optional.empty()
+            : Optional.of(DeliveryState.fromWire(rows.iterator().next().getString(0))));
   }
 
   /** The state of any delivery row of a message here, or empty when there is none. */

@@ -19,6 +19,8 @@ public final class SyncRepository {
   /** Item types of {@code sync_outbox}. */
   public static final int PAIR = 1;
   public static final int INCOMING = 2;
+  public static final int RECEIPT = 3;
+  public static final int TOMBSTONE = 4;
   public static final int SETTING = 5;
 
   private static final String SHARED_OWNERS =
@@ -27,10 +29,15 @@ public final class SyncRepository {
       "UPDATE sync_outbox SET synced = true WHERE sync_id = ANY($2::int8[]) AND NOT synced"
           + " AND owner IN (" + SHARED_OWNERS + ")";
   private static final String DM_PAGE =
-      "SELECT o.sync_id, o.owner, o.item_type, m.blob, m.pair_blob FROM sync_outbox o"
+      "SELECT * FROM ("
+          + " SELECT o.sync_id, o.owner, o.item_type, m.blob, m.pair_blob FROM sync_outbox o"
           + " JOIN dm_message m ON m.owner = o.owner AND m.base_key = o.item_key"
           + " WHERE NOT o.synced AND o.item_type IN (1, 2) AND o.owner IN (" + SHARED_OWNERS + ")"
-          + " ORDER BY o.sync_id LIMIT $2";
+          + " UNION ALL"
+          + " SELECT o.sync_id, o.owner, o.item_type, s.blob, NULL FROM sync_outbox o"
+          + " JOIN dm_signal s ON s.owner = o.owner AND s.signal_key = o.item_key"
+          + " WHERE NOT o.synced AND o.item_type IN (3, 4) AND o.owner IN (" + SHARED_OWNERS + ")"
+          + ") items ORDER BY sync_id LIMIT $2";
   private static final String SETTINGS_PAGE =
       "SELECT o.sync_id, o.owner, s.key, s.value_json, s.updated_at_ms FROM sync_outbox o"
           + " JOIN user_setting s ON s.owner = o.owner AND s.key = o.item_key"
@@ -87,7 +94,7 @@ public final class SyncRepository {
       List<DmItem> items = new ArrayList<>(rows.size());
       for (Row row : rows) {
         Buffer pair = row.getBuffer("pair_blob");
-        items.add(new DmItem(row.getLong("sync_id"), row.getString("owner"), row.getShort("item_type") == PAIR,
+        items.add(new DmItem(row.getLong("sync_id"), row.getString("owner"), row.getShort("item_type"),
             row.getBuffer("blob").getBytes(), pair == null ? null : pair.getBytes()));
       }
       return items;
@@ -152,8 +159,24 @@ public final class SyncRepository {
         .map(rows -> rows.iterator().next().getLong(0) > 0);
   }
 
-  /** One DM outbox item: a pair ({@code blob} outgoing, {@code pairBlob} incoming) or an incoming copy. */
-  public record DmItem(long syncId, String owner, boolean pair, byte[] blob, byte[] pairBlob) {
+  /**
+   * One DM outbox item of type {@code PAIR} ({@code blob} outgoing, {@code pairBlob} incoming), {@code INCOMING},
+   * {@code RECEIPT} or {@code TOMBSTONE} (one blob).
+   */
+  public record DmItem(long syncId, String owner, int type, byte[] blob, byte[] pairBlob) {
+    public boolean pair() {
+      return type == PAIR;
+    }
+
+    /** The wire name of the type. */
+    public String typeName() {
+      return switch (type) {
+        case PAIR -> "pair";
+        case INCOMING -> "incoming";
+        case RECEIPT -> "receipt";
+        default -> "tombstone";
+      };
+    }
   }
 
   /** One settings outbox item, with the setting's current value. */

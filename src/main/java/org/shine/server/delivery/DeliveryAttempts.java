@@ -44,6 +44,7 @@ public final class DeliveryAttempts {
   private final DirectoryCache directory;
   private final DeliveryRepository deliveries;
   private final CopyStore copies;
+  private final SignalStore signals;
   private final PeerCalls peers;
   private final Frames frames;
   private final Clock clock;
@@ -53,12 +54,13 @@ public final class DeliveryAttempts {
   private int reserved;
 
   DeliveryAttempts(Vertx vertx, AppConfig config, DirectoryCache directory, DeliveryRepository deliveries,
-      CopyStore copies, PeerCalls peers, Frames frames, Clock clock) {
+      CopyStore copies, SignalStore signals, PeerCalls peers, Frames frames, Clock clock) {
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.directory = Objects.requireNonNull(directory);
     this.deliveries = Objects.requireNonNull(deliveries);
     this.copies = Objects.requireNonNull(copies);
+    this.signals = Objects.requireNonNull(signals);
     this.peers = Objects.requireNonNull(peers);
     this.frames = Objects.requireNonNull(frames);
     this.clock = Objects.requireNonNull(clock);
@@ -134,7 +136,7 @@ public final class DeliveryAttempts {
       return Future.succeededFuture(false);
     }
     return peers.call(sibling.get().url(), Ops.GET_DM_DELIVERY_STATUS,
-            frames.object().put("messageKey", outgoingKey(task)))
+            frames.object().put("messageKey", task.statusKey()))
         .map(status -> status.path("delivered").asBoolean(false))
         .otherwise(failure -> {
           LOG.debug("sibling status unavailable [outgoingKey: {}]: {}", outgoingKey(task), failure.getMessage());
@@ -164,13 +166,17 @@ public final class DeliveryAttempts {
     return firstSuccess(calls);
   }
 
-  /** A route that is this server: the copy is stored in-process, which is the ACK. */
+  /** A route that is this server: the copy (or receipt) is stored in-process, which is the ACK. */
   private Future<Void> storeHere(DeliveryTask task) {
     DmContainer incoming;
     try {
       incoming = DmCodec.parse(task.incomingBlob());
     } catch (DmFormatException e) {
       return Future.failedFuture(new IllegalStateException("stored incoming copy does not parse", e));
+    }
+    if (task.receipt()) {
+      return requireUser(task.sender()).compose(reader -> signals.store(task.recipient(), incoming,
+          reader.verifier(), false, null, 0)).mapEmpty();
     }
     CopyKey key = new CopyKey(task.recipient(), task.baseKey());
     return copies.writeVerified(List.of(CopyWrite.incoming(key, task.sender(), incoming.createdAtMs(),
@@ -218,7 +224,7 @@ public final class DeliveryAttempts {
           }
           LOG.debug("attempt {} done [outgoingKey: {}, deliveryState: {}]", task.attempt(), outgoingKey(task),
               state.wire());
-          if (state != DeliveryState.ACCEPTED && notifySender) {
+          if (state != DeliveryState.ACCEPTED && notifySender && !task.receipt()) {
             Events.pushStateChanged(vertx, frames, task.sender(), task.baseKey(), state);
           }
           if (state == DeliveryState.FAILED) {
@@ -229,7 +235,7 @@ public final class DeliveryAttempts {
   }
 
   private static String outgoingKey(DeliveryTask task) {
-    return DmKeys.outgoingKey(task.baseKey());
+    return task.statusKey();
   }
 
   private record Queued(DeliveryTask task, boolean notifySender, Promise<DeliveryState> promise) {

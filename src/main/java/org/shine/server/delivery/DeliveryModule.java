@@ -8,6 +8,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.DeliveryRepository;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.DmRepository;
+import org.shine.server.db.SignalRepository;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Frames;
@@ -24,6 +25,7 @@ public final class DeliveryModule {
   final PeerCalls peers;
   final Frames frames;
   final PairIntake intake;
+  final SignalStore signals;
 
   public DeliveryModule(Vertx vertx, AppConfig config, Pool pool, Clock clock) {
     this.frames = new Frames(Json.MAPPER);
@@ -32,7 +34,8 @@ public final class DeliveryModule {
     this.deliveries = new DeliveryRepository(pool);
     this.copies = new CopyStore(vertx, messages, clock, config.delivery().queueCapacity());
     this.peers = new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs());
-    this.attempts = new DeliveryAttempts(vertx, config, directory, deliveries, copies, peers, frames, clock);
+    this.signals = new SignalStore(vertx, new SignalRepository(pool), frames, clock);
+    this.attempts = new DeliveryAttempts(vertx, config, directory, deliveries, copies, signals, peers, frames, clock);
     this.intake = new PairIntake(config, directory, copies, attempts, clock);
   }
 

@@ -28,8 +28,9 @@ public final class DeliveryVerticle extends VerticleBase {
     DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock);
     SendPairService send = new SendPairService(vertx, config, module.intake, module.attempts, module.peers,
         module.frames, clock);
+    SignalService signals = new SignalService(config, module.intake, module.signals, module.attempts, clock);
     ReceiveService receive = new ReceiveService(vertx, config, module.intake, module.copies, module.attempts,
-        module.deliveries, module.peers, module.frames, clock);
+        module.deliveries, module.peers, module.frames, clock, signals);
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
         module.start(),
@@ -43,6 +44,10 @@ public final class DeliveryVerticle extends VerticleBase {
             m -> BusReplies.replyWith(m, receive.receiveOutgoing(m.body()))).completion(),
         bus.<String>localConsumer(Addresses.DM_STATUS,
             m -> BusReplies.replyWith(m, receive.status(m.body()))).completion(),
+        bus.<SignalCommand>localConsumer(Addresses.DM_READ_RECEIPT,
+            m -> BusReplies.replyWith(m, signals.sendReadReceipt(m.body().login(), m.body().blob()))).completion(),
+        bus.<SignalCommand>localConsumer(Addresses.DM_DELETE,
+            m -> BusReplies.replyWith(m, signals.deleteMessage(m.body().login(), m.body().blob()))).completion(),
         bus.<SyncedItem>localConsumer(Addresses.DM_APPLY_SYNCED,
             m -> BusReplies.replyWith(m, receive.applySynced(m.body()).map(v -> Boolean.TRUE))).completion()));
   }

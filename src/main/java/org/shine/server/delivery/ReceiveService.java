@@ -41,9 +41,10 @@ public final class ReceiveService {
   private final PeerCalls peers;
   private final Frames frames;
   private final Clock clock;
+  private final SignalService signals;
 
   ReceiveService(Vertx vertx, AppConfig config, PairIntake intake, CopyStore copies, DeliveryAttempts attempts,
-      DeliveryRepository deliveries, PeerCalls peers, Frames frames, Clock clock) {
+      DeliveryRepository deliveries, PeerCalls peers, Frames frames, Clock clock, SignalService signals) {
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.intake = Objects.requireNonNull(intake);
@@ -53,6 +54,7 @@ public final class ReceiveService {
     this.peers = Objects.requireNonNull(peers);
     this.frames = Objects.requireNonNull(frames);
     this.clock = Objects.requireNonNull(clock);
+    this.signals = Objects.requireNonNull(signals);
   }
 
   /** Stores a recipient's copy; answers its messageKey. */
@@ -68,9 +70,13 @@ public final class ReceiveService {
     } catch (ProtocolException e) {
       return Future.failedFuture(e);
     }
+    if (incoming.kind() == DmKind.READ_RECEIPT || incoming.kind() == DmKind.TOMBSTONE) {
+      boolean fromOwnersSibling = expectedOwner != null;
+      return signals.receive(incoming, expectedOwner, fromOwnersSibling).map(v -> incoming.messageKey());
+    }
     if (incoming.kind() != DmKind.INCOMING) {
       return Future.failedFuture(ProtocolException.badRequest(ErrorCode.WRONG_KIND,
-          "this server accepts kind 1 (INCOMING) in ReceiveIncomingMessage"));
+          "ReceiveIncomingMessage takes kind 1, 3 or 4"));
     }
     if (expectedOwner != null && !expectedOwner.equals(incoming.to())) {
       return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
@@ -130,7 +136,7 @@ public final class ReceiveService {
     if (!item.pair()) {
       if (item.blobs().size() != 1) {
         return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
-            "an incoming item carries one blob"));
+            "an incoming, receipt or tombstone item carries one blob"));
       }
       return receiveIncoming(new ReceiveIncomingCommand(item.blobs().get(0), item.sourceServerLogin()),
           item.owner()).mapEmpty();
@@ -190,14 +196,15 @@ public final class ReceiveService {
   public Future<DeliveryStatus> status(String messageKey) {
     String[] parts = messageKey.split("\\|", -1);
     if (parts.length != 5 || !Logins.isValid(parts[0]) || !Logins.isValid(parts[1])
-        || !parts[4].equals(Integer.toString(DmKind.OUTGOING.code())) || !isNumber(parts[2])
-        || !isNumber(parts[3])) {
+        || !(parts[4].equals("2") || parts[4].equals("3")) || !isNumber(parts[2]) || !isNumber(parts[3])) {
       return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
-          "messageKey must be an outgoing key from|to|createdAtMs|nonce|2"));
+          "messageKey must be an outgoing key from|to|createdAtMs|nonce|2 (or a read receipt's, ...|3)"));
     }
     String baseKey = messageKey.substring(0, messageKey.length() - 2);
-    return deliveries.status(parts[0], baseKey).map(state -> new DeliveryStatus(messageKey, state.isPresent(),
-        state.map(s -> s == DeliveryState.DELIVERED).orElse(false)));
+    Future<java.util.Optional<DeliveryState>> state = parts[4].equals("2") ? deliveries.status(parts[0], baseKey)
+        : deliveries.receiptStatus(parts[0], baseKey);
+    return state.map(s -> new DeliveryStatus(messageKey, s.isPresent(),
+        s.map(value -> value == DeliveryState.DELIVERED).orElse(false)));
   }
 
   private void requireServed(StoredUser user) {

@@ -31,6 +31,8 @@ import org.shine.server.delivery.ReceiveIncomingCommand;
 import org.shine.server.delivery.ReceiveOutgoingCommand;
 import org.shine.server.delivery.SendPairCommand;
 import org.shine.server.delivery.SendPairResult;
+import org.shine.server.delivery.SignalCommand;
+import org.shine.server.delivery.SignalService;
 import org.shine.server.directory.CardJson;
 import org.shine.server.directory.DirectoryService.PublishResult;
 import org.shine.server.directory.UserCard;
@@ -68,7 +70,8 @@ final class OpDispatcher {
   private final Frames frames;
   private final Map<String, BiFunction<Session, JsonNode, Future<JsonNode>>> handlers;
   private final Set<String> authenticatedOps = Set.of(Ops.SEND_MESSAGE_PAIR, Ops.GET_DIRECT_MESSAGES,
-      Ops.MARK_ALL_USER_SETTINGS_UNSYNCED, Ops.GET_USER_SETTINGS, Ops.SET_USER_SETTING);
+      Ops.MARK_ALL_USER_SETTINGS_UNSYNCED, Ops.GET_USER_SETTINGS, Ops.SET_USER_SETTING, Ops.SEND_READ_RECEIPT,
+      Ops.DELETE_MESSAGE);
 
   OpDispatcher(Vertx vertx, AppConfig config, Frames frames) {
     this.config = Objects.requireNonNull(config);
@@ -84,6 +87,8 @@ final class OpDispatcher {
     ops.put(Ops.RECEIVE_INCOMING_MESSAGE, this::receiveIncomingMessage);
     ops.put(Ops.RECEIVE_OUTCOMING_MESSAGE, this::receiveOutcomingMessage);
     ops.put(Ops.GET_DM_DELIVERY_STATUS, this::getDmDeliveryStatus);
+    ops.put(Ops.SEND_READ_RECEIPT, this::sendReadReceipt);
+    ops.put(Ops.DELETE_MESSAGE, this::deleteMessage);
     ops.put(Ops.DM_SYNC_BATCH, this::dmSyncBatch);
     ops.put(Ops.USER_SETTINGS_SYNC_BATCH, this::userSettingsSyncBatch);
     ops.put(Ops.MARK_ALL_USER_SETTINGS_UNSYNCED, this::markAllUserSettingsUnsynced);
@@ -213,6 +218,22 @@ final class OpDispatcher {
             .put("delivered", status.delivered()));
   }
 
+  private Future<JsonNode> sendReadReceipt(Session session, JsonNode payload) {
+    byte[] receipt = containerField(Fields.of(payload, "payload", Set.of("receiptBlobB64")), "receiptBlobB64");
+    return BusReplies.<SignalService.SignalResult>request(bus, Addresses.DM_READ_RECEIPT,
+            new SignalCommand(session.login, receipt))
+        .map(result -> frames.object().put("receiptKey", result.signalKey()).put("baseKey", result.ref())
+            .put("deliveryState", result.deliveryState().wire()));
+  }
+
+  private Future<JsonNode> deleteMessage(Session session, JsonNode payload) {
+    byte[] tombstone = containerField(Fields.of(payload, "payload", Set.of("tombstoneBlobB64")),
+        "tombstoneBlobB64");
+    return BusReplies.<SignalService.SignalResult>request(bus, Addresses.DM_DELETE,
+            new SignalCommand(session.login, tombstone))
+        .map(result -> frames.object().put("tombstoneKey", result.signalKey()).put("messageKey", result.ref()));
+  }
+
   private Future<JsonNode> dmSyncBatch(Session session, JsonNode payload) {
     return BusReplies.<DmSyncPage>request(bus, Addresses.SYNC_DM_BATCH, syncRequest(payload)).map(page -> {
       ObjectNode response = frames.object();
@@ -220,7 +241,7 @@ final class OpDispatcher {
       Base64.Encoder base64 = Base64.getEncoder();
       for (SyncRepository.DmItem item : page.items()) {
         ObjectNode node = items.addObject().put("syncId", item.syncId()).put("owner", item.owner())
-            .put("type", item.pair() ? "pair" : "incoming");
+            .put("type", item.typeName());
         ArrayNode blobs = node.putArray("blobsB64");
         if (item.pair()) {
           blobs.add(base64.encodeToString(item.pairBlob()));

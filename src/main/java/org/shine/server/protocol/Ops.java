@@ -11,6 +11,8 @@ public final class Ops {
   public static final String RECEIVE_INCOMING_MESSAGE = "ReceiveIncomingMessage";
   public static final String RECEIVE_OUTCOMING_MESSAGE = "ReceiveOutcomingMessage";
   public static final String GET_DM_DELIVERY_STATUS = "GetDmDeliveryStatus";
+  public static final String SEND_READ_RECEIPT = "SendReadReceipt";
+  public static final String DELETE_MESSAGE = "DeleteMessage";
   public static final String DM_SYNC_BATCH = "DmSyncBatch";
   public static final String USER_SETTINGS_SYNC_BATCH = "UserSettingsSyncBatch";
   public static final String MARK_ALL_USER_SETTINGS_UNSYNCED = "MarkAllUserSettingsUnsynced";

@@ -151,7 +151,7 @@ public final class SyncPuller {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture("bad base64 in item " + syncId);
     }
-    if (syncId < 0 || owner == null || !(type.equals("pair") || type.equals("incoming"))) {
+    if (syncId < 0 || owner == null || !Set.of("pair", "incoming", "receipt", "tombstone").contains(type)) {
       return Future.failedFuture("malformed DM item");
     }
     SyncedItem synced = new SyncedItem(owner, type.equals("pair"), blobs, sibling.serverLogin(), sibling.url());

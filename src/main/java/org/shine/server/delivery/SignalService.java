@@ -1,0 +1,160 @@
+package org.shine.server.delivery;
+
+import io.vertx.core.Future;
+import java.time.Clock;
+import java.util.Objects;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.DirectoryRepository.StoredUser;
+import org.shine.server.dm.DmContainer;
+import org.shine.server.dm.DmKind;
+import org.shine.server.dm.Logins;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.ProtocolException;
+import org.shine.server.protocol.Status;
+
+/**
+ * Read receipts and tombstones (PROTOCOL §5, §6). A receipt (kind 3, from = reader, to = original sender, ref =
+ * the read message's baseKey) is stored for the reader, synced to the reader's sibling and delivered to the
+ * original sender's servers by the delivery machinery, where it marks the sender's copy read and reaches the
+ * sender's sessions as {@code DmReadReceipt}. A tombstone (kind 4, ref = the messageKey of the author's own
+ * copy) deletes that copy here and, by sync, on the author's sibling.
+ */
+public final class SignalService {
+  private final AppConfig config;
+  private final PairIntake users;
+  private final SignalStore signals;
+  private final DeliveryAttempts attempts;
+  private final Clock clock;
+
+  SignalService(AppConfig config, PairIntake users, SignalStore signals, DeliveryAttempts attempts, Clock clock) {
+    this.config = Objects.requireNonNull(config);
+    this.users = Objects.requireNonNull(users);
+    this.signals = Objects.requireNonNull(signals);
+    this.attempts = Objects.requireNonNull(attempts);
+    this.clock = Objects.requireNonNull(clock);
+  }
+
+  /** SendReadReceipt from the reader's session; answers the delivery state of the receipt. */
+  public Future<SignalResult> sendReadReceipt(String login, byte[] blob) {
+    DmContainer receipt;
+    try {
+      receipt = checked(blob, "receiptBlobB64", DmKind.READ_RECEIPT, login);
+    } catch (ProtocolException e) {
+      return Future.failedFuture(e);
+    }
+    Future<StoredUser> reader = users.requireUser(receipt.from());
+    Future<StoredUser> sender = users.requireUser(receipt.to());
+    return Future.all(reader, sender).compose(v -> {
+      long now = clock.millis();
+      boolean reserved = attempts.reserve();
+      return signals.store(receipt.from(), receipt, reader.result().verifier(), false, receipt.baseKey(),
+              reserved ? now + config.delivery().leaseMs() : 0)
+          .compose(isNew -> {
+            if (!isNew || !reserved) {
+              if (reserved) {
+                attempts.release();
+              }
+              return Future.succeededFuture(DeliveryState.ACCEPTED);
+            }
+            return attempts.submitReserved(new DeliveryTask(receipt.baseKey(), 0, receipt.from(), receipt.to(),
+                receipt.bytes(), now, 1, 0), false);
+          })
+          .map(state -> new SignalResult(receipt.messageKey(), receipt.ref(), state));
+    });
+  }
+
+  /** DeleteMessage from the author's session. */
+  public Future<SignalResult> deleteMessage(String login, byte[] blob) {
+    DmContainer tombstone;
+    try {
+      tombstone = checked(blob, "tombstoneBlobB64", DmKind.TOMBSTONE, login);
+    } catch (ProtocolException e) {
+      return Future.failedFuture(e);
+    }
+    return users.requireUser(login).compose(author -> signals.store(login, tombstone, author.verifier(), false,
+        null, 0)).map(isNew -> new SignalResult(tombstone.messageKey(), tombstone.ref(), null));
+  }
+
+  /**
+   * A receipt or tombstone arriving from another server ({@code ReceiveIncomingMessage}) or from the owner's
+   * sibling by sync ({@code owner} given). A receipt belongs to its recipient (the original sender) when it
+   * arrives by delivery; a tombstone to its author.
+   */
+  public Future<Void> receive(DmContainer signal, String owner, boolean synced) {
+    try {
+      checkRef(signal);
+    } catch (ProtocolException e) {
+      return Future.failedFuture(e);
+    }
+    String effectiveOwner = owner != null ? owner
+        : signal.kind() == DmKind.READ_RECEIPT ? signal.to() : signal.from();
+    if (!effectiveOwner.equals(signal.from()) && !effectiveOwner.equals(signal.to())) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+          "a receipt or tombstone belongs to its author or its counterpart"));
+    }
+    Future<StoredUser> author = users.requireUser(signal.from());
+    Future<StoredUser> holder = users.requireUser(effectiveOwner);
+    return Future.all(author, holder).compose(v -> {
+      if (!holder.result().servedBy(config.serverLogin())) {
+        return Future.failedFuture(new ProtocolException(Status.MISDIRECTED, ErrorCode.NOT_ACCESS_SERVER,
+            config.serverLogin() + " is not an access server of " + effectiveOwner));
+      }
+      return signals.store(effectiveOwner, signal, author.result().verifier(), synced, null, 0).mapEmpty();
+    });
+  }
+
+  private DmContainer checked(byte[] blob, String field, DmKind kind, String login) {
+    DmContainer container = SignedPair.parseContainer(blob, field);
+    if (container.kind() != kind) {
+      throw ProtocolException.badRequest(ErrorCode.WRONG_KIND, field + " must be kind " + kind.code());
+    }
+    if (!container.from().equals(login)) {
+      throw new ProtocolException(Status.FORBIDDEN, ErrorCode.FORBIDDEN_AUTHOR,
+          "the container's author " + container.from() + " is not the session's login " + login);
+    }
+    long skew = Math.abs(container.createdAtMs() - clock.millis());
+    if (skew > config.delivery().maxClockSkewMs()) {
+      throw ProtocolException.badRequest(ErrorCode.CLOCK_SKEW, "createdAtMs is " + skew
+          + " ms away from the server clock; the limit is " + config.delivery().maxClockSkewMs() + " ms");
+    }
+    checkRef(container);
+    return container;
+  }
+
+  /**
+   * A receipt's ref is the baseKey of a message from its {@code to} to its {@code from}; a tombstone's ref is the
+   * messageKey of its author's own copy (outgoing copy of a sent message, incoming copy of a received one).
+   */
+  static void checkRef(DmContainer signal) {
+    String[] parts = signal.ref().split("\\|", -1);
+    boolean valid;
+    if (signal.kind() == DmKind.READ_RECEIPT) {
+      valid = parts.length == 4 && parts[0].equals(signal.to()) && parts[1].equals(signal.from())
+          && numbers(parts[2], parts[3]);
+    } else if (signal.kind() == DmKind.TOMBSTONE) {
+      valid = parts.length == 5 && Logins.isValid(parts[0]) && Logins.isValid(parts[1]) && numbers(parts[2], parts[3])
+          && ((parts[4].equals("2") && parts[0].equals(signal.from()) && parts[1].equals(signal.to()))
+          || (parts[4].equals("1") && parts[1].equals(signal.from()) && parts[0].equals(signal.to())));
+    } else {
+      valid = false;
+    }
+    if (!valid) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD, signal.kind() == DmKind.READ_RECEIPT
+          ? "a receipt's ref must be the baseKey of a message from its to to its from"
+          : "a tombstone's ref must be the messageKey of its author's own copy");
+    }
+  }
+
+  private static boolean numbers(String... texts) {
+    for (String text : texts) {
+      if (text.isEmpty() || text.length() > 19 || !text.chars().allMatch(Character::isDigit)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The stored signal's key, the key it refers to, and (receipts) the delivery state. */
+  public record SignalResult(String signalKey, String ref, DeliveryState deliveryState) {
+  }
+}

@@ -1,0 +1,68 @@
+package org.shine.server.delivery;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.time.Clock;
+import java.util.Arrays;
+import java.util.Objects;
+import org.shine.server.bus.Addresses;
+import org.shine.server.db.SignalRepository;
+import org.shine.server.db.SignalRepository.Signal;
+import org.shine.server.dm.DmContainer;
+import org.shine.server.dm.DmKind;
+import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.Frames;
+import org.shine.server.protocol.Ops;
+import org.shine.server.protocol.ProtocolException;
+import org.shine.server.protocol.Status;
+
+/**
+ * Stores read receipts and tombstones for an owner, idempotently: identical bytes are an ACK answered before any
+ * signature check, other bytes under the same key are a 409. A receipt stored for the original sender is
+ * pushed to the sender's sessions as {@code DmReadReceipt}. Confined to one event loop.
+ */
+final class SignalStore {
+  private final Vertx vertx;
+  private final SignalRepository signals;
+  private final Frames frames;
+  private final Clock clock;
+
+  SignalStore(Vertx vertx, SignalRepository signals, Frames frames, Clock clock) {
+    this.vertx = Objects.requireNonNull(vertx);
+    this.signals = Objects.requireNonNull(signals);
+    this.frames = Objects.requireNonNull(frames);
+    this.clock = Objects.requireNonNull(clock);
+  }
+
+  /**
+   * Stores {@code container} for {@code owner}; {@code deliverAs}/{@code leaseUntilMs} create the delivery row of
+   * a reader's own receipt. Answers whether it was new.
+   */
+  Future<Boolean> store(String owner, DmContainer container, Ed25519Signer.PublicKey authorKey, boolean synced,
+      String deliverAs, long leaseUntilMs) {
+    return signals.find(owner, container.messageKey()).compose(existing -> {
+      if (existing.isPresent()) {
+        return Arrays.equals(existing.get(), container.bytes()) ? Future.succeededFuture(false)
+            : Future.failedFuture(new ProtocolException(Status.CONFLICT, ErrorCode.CONTENT_CONFLICT,
+                container.messageKey() + " is already stored with different bytes"));
+      }
+      return vertx.executeBlocking(() -> container.verifySignature(authorKey), false).compose(valid -> {
+        if (!valid) {
+          return Future.failedFuture(ProtocolException.badRequest(ErrorCode.BAD_SIGNATURE,
+              "the signature does not verify with " + container.from() + "'s key"));
+        }
+        Signal signal = new Signal(container.messageKey(), container.kind().code(), container.from(),
+            container.ref(), container.createdAtMs(), container.bytes());
+        return signals.store(owner, signal, synced, deliverAs, leaseUntilMs, clock.millis());
+      });
+    }).onSuccess(isNew -> {
+      if (isNew && container.kind() == DmKind.READ_RECEIPT && owner.equals(container.to())) {
+        ObjectNode payload = frames.object().put("baseKey", container.ref()).put("readerLogin", container.from())
+            .put("readAtMs", container.createdAtMs());
+        vertx.eventBus().publish(Addresses.userEvents(owner), frames.event(Ops.EVENT_READ_RECEIPT, payload));
+      }
+    });
+  }
+}
