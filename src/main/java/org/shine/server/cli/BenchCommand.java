@@ -28,7 +28,8 @@ public final class BenchCommand {
       "bench send --server URL [--clients C] [--rate R] [--seconds S] [--warmup S] [--window W] [--body BYTES]",
       "       C connections (one sender user each, recipient on the same server); --rate 0 = as fast as",
       "       possible with W requests in flight per connection; otherwise an open loop of R pairs/s in all.",
-      "       --recipient-server URL (once or twice): recipients live on those servers instead (federated).",
+      "       --recipient-server URL (once or twice): recipients live on those servers instead (federated);",
+      "       --sender-sibling URL: senders have that second server too (the pairs are forwarded and synced).",
       "bench retry-claim [--terminal N] [--due D] [--rounds R] [--db-name NAME]",
       "       time the retry worker's claim of D due rows beside N terminal rows (fresh database NAME,",
       "       PostgreSQL from SHINE_DB_* or 127.0.0.1:5432 postgres)");
@@ -44,7 +45,7 @@ public final class BenchCommand {
     return switch (args[0]) {
       case "codec" -> codec(Args.parse(args, 1, Set.of("count")));
       case "send" -> send(Args.parse(args, 1, Set.of("server", "clients", "rate", "seconds", "warmup", "window",
-          "body", "tag", "recipient-server")));
+          "body", "tag", "recipient-server", "sender-sibling")));
       case "retry-claim" -> RetryClaimBench.run(Args.parse(args, 1, Set.of("terminal", "due", "rounds", "db-name")));
       default -> throw new Args.UsageException("unknown bench " + args[0] + "\n" + USAGE);
     };
@@ -103,7 +104,8 @@ public final class BenchCommand {
     String tag = options.optional("tag", Long.toString(System.currentTimeMillis() % 1_000_000, 36));
     Vertx vertx = Vertx.vertx();
     try {
-      List<Sender> senders = prepare(vertx, url, options.all("recipient-server"), clients, tag);
+      List<Sender> senders = prepare(vertx, url, options.optional("sender-sibling", null),
+          options.all("recipient-server"), clients, tag);
       System.out.printf(Locale.ROOT, "signing pairs for %d connections...%n", clients);
       // two spare pairs per connection: round-robin over the connections rounds up in each phase
       long perClient = 2 + (rate > 0 ? (rate * (seconds + warmup) + clients - 1) / clients
@@ -136,15 +138,21 @@ public final class BenchCommand {
    * Registers one sender per connection on {@code url} and its recipient on {@code recipientUrls} (or on
    * {@code url}), publishing both cards on every server involved so each can verify and route at once.
    */
-  private static List<Sender> prepare(Vertx vertx, String url, List<String> recipientUrls, int clients, String tag) {
+  private static List<Sender> prepare(Vertx vertx, String url, String senderSibling, List<String> recipientUrls,
+      int clients, String tag) {
     List<String> everywhere = new ArrayList<>(List.of(url));
     everywhere.addAll(recipientUrls);
     List<ShineClient> admins = new ArrayList<>();
     for (String server : everywhere) {
       admins.add(ShineClient.connect(vertx, server).await());
     }
-    List<Map.Entry<String, String>> senderRoutes = List.of(Map.entry(admins.get(0).serverLogin("bench").await(),
-        url));
+    List<Map.Entry<String, String>> senderRoutes = new ArrayList<>(List.of(
+        Map.entry(admins.get(0).serverLogin("bench").await(), url)));
+    if (senderSibling != null) {
+      ShineClient sibling = ShineClient.connect(vertx, senderSibling).await();
+      senderRoutes.add(Map.entry(sibling.serverLogin("bench").await(), senderSibling));
+      sibling.close();
+    }
     List<Map.Entry<String, String>> recipientRoutes = new ArrayList<>();
     for (int i = 0; i < recipientUrls.size(); i++) {
       recipientRoutes.add(Map.entry(admins.get(i + 1).serverLogin("bench").await(), recipientUrls.get(i)));

@@ -271,6 +271,83 @@ class SyncIT {
     assertThat(s2.serverLogin()).isEqualTo("s2");
   }
 
+  @Test
+  @DisplayName("when the connection drops before the ACK, the page comes again and is stored once")
+  void droppedAckPageStoredOnce(Vertx vertx) {
+    TestDatabase db2 = db(vertx);
+    StubPeer source = keep(StubPeer.start(vertx));
+    TestServer s2 = keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST));
+    TestUser alice = user("alice");
+    TestUser bob = user("bob");
+    alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
+    bob.publish(vertx, List.of(Map.entry("s2", s2.url())), 1, s2.url());
+    SignedPair pair = pair(alice, bob, "say it twice");
+    List<JsonNode> requests = new java.util.concurrent.CopyOnWriteArrayList<>();
+    AtomicInteger dropped = new AtomicInteger();
+    source.respond("UserSettingsSyncBatch", (op, p) -> Json.MAPPER.createObjectNode().put("hasMore", false)
+        .set("items", Json.MAPPER.createArrayNode()));
+    source.respond("GetDmDeliveryStatus", (op, p) -> Json.MAPPER.createObjectNode().put("known", true)
+        .put("delivered", true));
+    source.respond("DmSyncBatch", (op, p) -> {
+      requests.add(p);
+      boolean acks = p.get("ackSyncIds").size() > 0;
+      if (acks && dropped.getAndIncrement() == 0) {
+        // the first ACK is lost: the connection drops before it is answered
+        source.dropConnections();
+        return io.vertx.core.Promise.promise().future();
+      }
+      ObjectNode page = Json.MAPPER.createObjectNode().put("hasMore", false);
+      ArrayNode items = page.putArray("items");
+      if (!acks && dropped.get() <= 1) {
+        addPair(items, 7, alice, pair);
+      }
+      return page;
+    });
+
+    Eventually.until("the page is acknowledged after the drop", 10_000, () -> dropped.get() >= 2);
+
+    Pool sql = pool(vertx, db2);
+    assertThat(requests.stream().filter(r -> r.get("ackSyncIds").size() > 0).count()).isGreaterThanOrEqualTo(2);
+    assertThat(requests.stream().filter(r -> r.get("ackSyncIds").size() > 0)
+        .allMatch(r -> r.get("ackSyncIds").get(0).asLong() == 7)).isTrue();
+    assertThat(count(sql, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(1);
+    assertThat(count(sql, "SELECT count(*) FROM sync_outbox WHERE owner = $1", alice.login())).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("settings: the later write wins on both servers, and the sibling's copy is not sent back")
+  void settingsLastWriterWins(Vertx vertx) {
+    TestDatabase db1 = db(vertx);
+    TestDatabase db2 = db(vertx);
+    TestServer s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
+    TestServer s2 = keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST));
+    TestUser alice = user("alice");
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url(), s2.url());
+    ShineClient onS1 = alice.session(vertx, s1);
+    ShineClient onS2 = alice.session(vertx, s2);
+
+    onS1.request("SetUserSetting", ShineClient.object().put("key", "theme").put("value", "light")).await();
+    Eventually.until("s2 learns the first value", 5_000, () -> "light".equals(setting(onS2, "theme")));
+    onS2.request("SetUserSetting", ShineClient.object().put("key", "theme").set("value",
+        Json.MAPPER.createObjectNode().put("mode", "dark").put("contrast", 2))).await();
+
+    Eventually.until("s1 takes the later value", 5_000, () -> !(setting(onS1, "theme") instanceof String));
+    JsonNode onBoth = onS1.request("GetUserSettings", ShineClient.object()).await().at("/settings/theme");
+    assertThat(onBoth.get("mode").asText()).isEqualTo("dark");
+    assertThat(onS2.request("GetUserSettings", ShineClient.object()).await().at("/settings/theme"))
+        .isEqualTo(onBoth);
+    Pool sql1 = pool(vertx, db1);
+    Pool sql2 = pool(vertx, db2);
+    Eventually.until("nothing left to sync either way", 5_000,
+        () -> count(sql1, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0
+            && count(sql2, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0);
+  }
+
+  private static Object setting(ShineClient session, String key) {
+    JsonNode value = session.request("GetUserSettings", ShineClient.object()).await().path("settings").get(key);
+    return value == null ? null : value.isTextual() ? value.asText() : value;
+  }
+
   // ---- helpers
 
   private <T extends AutoCloseable> T keep(T resource) {
