@@ -32,7 +32,10 @@ public final class BenchCommand {
       "       --sender-sibling URL: senders have that second server too (the pairs are forwarded and synced).",
       "bench retry-claim [--terminal N] [--due D] [--rounds R] [--db-name NAME]",
       "       time the retry worker's claim of D due rows beside N terminal rows (fresh database NAME,",
-      "       PostgreSQL from SHINE_DB_* or 127.0.0.1:5432 postgres)");
+      "       PostgreSQL from SHINE_DB_* or 127.0.0.1:5432 postgres)",
+      "bench catchup [--items N] [--clients C]",
+      "       two servers in-process; the second is down while N pairs are written on the first, then the",
+      "       time until it holds them all is measured");
 
   private BenchCommand() {
   }
@@ -47,8 +50,20 @@ public final class BenchCommand {
       case "send" -> send(Args.parse(args, 1, Set.of("server", "clients", "rate", "seconds", "warmup", "window",
           "body", "tag", "recipient-server", "sender-sibling")));
       case "retry-claim" -> RetryClaimBench.run(Args.parse(args, 1, Set.of("terminal", "due", "rounds", "db-name")));
+      case "catchup" -> catchUp(Args.parse(args, 1, Set.of("items", "clients")));
       default -> throw new Args.UsageException("unknown bench " + args[0] + "\n" + USAGE);
     };
+  }
+
+  private static int catchUp(Args options) {
+    try {
+      return CatchUpBench.run(options);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return 1;
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private static int codec(Args options) {

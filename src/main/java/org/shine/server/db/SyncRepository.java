@@ -28,21 +28,27 @@ public final class SyncRepository {
   private static final String ACK =
       "UPDATE sync_outbox SET synced = true WHERE sync_id = ANY($2::int8[]) AND NOT synced"
           + " AND owner IN (" + SHARED_OWNERS + ")";
+  /*
+   * A page walks each shared owner's unsynced items through the partial index sync_outbox_unsynced
+   * (owner, sync_id) and merges them by sync_id, so its cost follows the page size rather than the backlog;
+   * the blobs are joined to the chosen rows only.
+   */
   private static final String DM_PAGE =
-      "SELECT * FROM ("
-          + " SELECT o.sync_id, o.owner, o.item_type, m.blob, m.pair_blob FROM sync_outbox o"
-          + " JOIN dm_message m ON m.owner = o.owner AND m.base_key = o.item_key"
-          + " WHERE NOT o.synced AND o.item_type IN (1, 2) AND o.owner IN (" + SHARED_OWNERS + ")"
-          + " UNION ALL"
-          + " SELECT o.sync_id, o.owner, o.item_type, s.blob, NULL FROM sync_outbox o"
-          + " JOIN dm_signal s ON s.owner = o.owner AND s.signal_key = o.item_key"
-          + " WHERE NOT o.synced AND o.item_type IN (3, 4) AND o.owner IN (" + SHARED_OWNERS + ")"
-          + ") items ORDER BY sync_id LIMIT $2";
+      "WITH page AS (SELECT o.sync_id, o.owner, o.item_type, o.item_key FROM user_access_servers_current r"
+          + " CROSS JOIN LATERAL (SELECT x.sync_id, x.owner, x.item_type, x.item_key FROM sync_outbox x"
+          + " WHERE x.owner = r.login AND NOT x.synced AND x.item_type IN (1, 2, 3, 4) ORDER BY x.sync_id LIMIT $2) o"
+          + " WHERE r.server_login = $1 ORDER BY o.sync_id LIMIT $2)"
+          + " SELECT p.sync_id, p.owner, p.item_type, COALESCE(m.blob, s.blob) AS blob, m.pair_blob FROM page p"
+          + " LEFT JOIN dm_message m ON p.item_type IN (1, 2) AND m.owner = p.owner AND m.base_key = p.item_key"
+          + " LEFT JOIN dm_signal s ON p.item_type IN (3, 4) AND s.owner = p.owner AND s.signal_key = p.item_key"
+          + " WHERE m.owner IS NOT NULL OR s.owner IS NOT NULL ORDER BY p.sync_id";
   private static final String SETTINGS_PAGE =
-      "SELECT o.sync_id, o.owner, s.key, s.value_json, s.updated_at_ms FROM sync_outbox o"
-          + " JOIN user_setting s ON s.owner = o.owner AND s.key = o.item_key"
-          + " WHERE NOT o.synced AND o.item_type = 5 AND o.owner IN (" + SHARED_OWNERS + ")"
-          + " ORDER BY o.sync_id LIMIT $2";
+      "WITH page AS (SELECT o.sync_id, o.owner, o.item_key FROM user_access_servers_current r"
+          + " CROSS JOIN LATERAL (SELECT x.sync_id, x.owner, x.item_key FROM sync_outbox x"
+          + " WHERE x.owner = r.login AND NOT x.synced AND x.item_type = 5 ORDER BY x.sync_id LIMIT $2) o"
+          + " WHERE r.server_login = $1 ORDER BY o.sync_id LIMIT $2)"
+          + " SELECT p.sync_id, p.owner, s.key, s.value_json, s.updated_at_ms FROM page p"
+          + " JOIN user_setting s ON s.owner = p.owner AND s.key = p.item_key ORDER BY p.sync_id";
   private static final String MARK_UNSYNCED =
       "UPDATE sync_outbox SET synced = false WHERE owner = $1 AND synced";
   private static final String LAG =
