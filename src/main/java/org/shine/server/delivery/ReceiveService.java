@@ -15,7 +15,6 @@ import org.shine.server.db.DmRepository.DeliveryPlan;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKeys;
 import org.shine.server.dm.DmKind;
-import org.shine.server.dm.Logins;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Frames;
@@ -194,15 +193,14 @@ public final class ReceiveService {
 
   /** {@code known}: this server holds the sender's copy; {@code delivered}: its latest revision is delivered. */
   public Future<DeliveryStatus> status(String messageKey) {
-    String[] parts = messageKey.split("\\|", -1);
-    if (parts.length != 5 || !Logins.isValid(parts[0]) || !Logins.isValid(parts[1])
-        || !(parts[4].equals("2") || parts[4].equals("3")) || !isNumber(parts[2]) || !isNumber(parts[3])) {
+    DmKeys.ParsedKey key = DmKeys.parseMessageKey(messageKey);
+    if (key == null || !(key.kind() == DmKind.OUTGOING.code() || key.kind() == DmKind.READ_RECEIPT.code())) {
       return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
           "messageKey must be an outgoing key from|to|createdAtMs|nonce|2 (or a read receipt's, ...|3)"));
     }
-    String baseKey = messageKey.substring(0, messageKey.length() - 2);
-    Future<java.util.Optional<DeliveryState>> state = parts[4].equals("2") ? deliveries.status(parts[0], baseKey)
-        : deliveries.receiptStatus(parts[0], baseKey);
+    String baseKey = key.baseKey();
+    Future<java.util.Optional<DeliveryState>> state = key.kind() == DmKind.OUTGOING.code()
+        ? deliveries.status(key.from(), baseKey) : deliveries.receiptStatus(key.from(), baseKey);
     return state.map(s -> new DeliveryStatus(messageKey, s.isPresent(),
         s.map(value -> value == DeliveryState.DELIVERED).orElse(false)));
   }
@@ -217,17 +215,5 @@ public final class ReceiveService {
   private boolean fromSibling(StoredUser owner, String sourceServerLogin) {
     return sourceServerLogin != null && !sourceServerLogin.equals(config.serverLogin())
         && owner.servedBy(sourceServerLogin);
-  }
-
-  private static boolean isNumber(String text) {
-    if (text.isEmpty() || text.length() > 19) {
-      return false;
-    }
-    for (int i = 0; i < text.length(); i++) {
-      if (!Character.isDigit(text.charAt(i))) {
-        return false;
-      }
-    }
-    return true;
   }
 }

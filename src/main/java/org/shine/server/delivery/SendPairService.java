@@ -74,11 +74,7 @@ public final class SendPairService {
       throw new ProtocolException(Status.FORBIDDEN, ErrorCode.FORBIDDEN_AUTHOR,
           "the pair's author " + pair.from() + " is not the session's login " + command.login());
     }
-    long skew = Math.abs(pair.outgoing().createdAtMs() - clock.millis());
-    if (skew > config.delivery().maxClockSkewMs()) {
-      throw ProtocolException.badRequest(ErrorCode.CLOCK_SKEW, "createdAtMs is " + skew
-          + " ms away from the server clock; the limit is " + config.delivery().maxClockSkewMs() + " ms");
-    }
+    ClockSkew.require(pair.outgoing().createdAtMs(), clock, config.delivery().maxClockSkewMs());
     return pair;
   }
 

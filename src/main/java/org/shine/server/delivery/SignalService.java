@@ -7,7 +7,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository.StoredUser;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKind;
-import org.shine.server.dm.Logins;
+import org.shine.server.dm.DmKeys;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
@@ -112,11 +112,7 @@ public final class SignalService {
       throw new ProtocolException(Status.FORBIDDEN, ErrorCode.FORBIDDEN_AUTHOR,
           "the container's author " + container.from() + " is not the session's login " + login);
     }
-    long skew = Math.abs(container.createdAtMs() - clock.millis());
-    if (skew > config.delivery().maxClockSkewMs()) {
-      throw ProtocolException.badRequest(ErrorCode.CLOCK_SKEW, "createdAtMs is " + skew
-          + " ms away from the server clock; the limit is " + config.delivery().maxClockSkewMs() + " ms");
-    }
+    ClockSkew.require(container.createdAtMs(), clock, config.delivery().maxClockSkewMs());
     checkRef(container);
     return container;
   }
@@ -126,15 +122,17 @@ public final class SignalService {
    * messageKey of its author's own copy (outgoing copy of a sent message, incoming copy of a received one).
    */
   static void checkRef(DmContainer signal) {
-    String[] parts = signal.ref().split("\\|", -1);
     boolean valid;
     if (signal.kind() == DmKind.READ_RECEIPT) {
-      valid = parts.length == 4 && parts[0].equals(signal.to()) && parts[1].equals(signal.from())
-          && numbers(parts[2], parts[3]);
+      DmKeys.ParsedKey read = DmKeys.parseBaseKey(signal.ref());
+      valid = read != null && read.from().equals(signal.to()) && read.to().equals(signal.from());
     } else if (signal.kind() == DmKind.TOMBSTONE) {
-      valid = parts.length == 5 && Logins.isValid(parts[0]) && Logins.isValid(parts[1]) && numbers(parts[2], parts[3])
-          && ((parts[4].equals("2") && parts[0].equals(signal.from()) && parts[1].equals(signal.to()))
-          || (parts[4].equals("1") && parts[1].equals(signal.from()) && parts[0].equals(signal.to())));
+      DmKeys.ParsedKey copy = DmKeys.parseMessageKey(signal.ref());
+      valid = copy != null
+          && ((copy.kind() == DmKind.OUTGOING.code() && copy.from().equals(signal.from())
+              && copy.to().equals(signal.to()))
+          || (copy.kind() == DmKind.INCOMING.code() && copy.to().equals(signal.from())
+              && copy.from().equals(signal.to())));
     } else {
       valid = false;
     }
@@ -143,15 +141,6 @@ public final class SignalService {
           ? "a receipt's ref must be the baseKey of a message from its to to its from"
           : "a tombstone's ref must be the messageKey of its author's own copy");
     }
-  }
-
-  private static boolean numbers(String... texts) {
-    for (String text : texts) {
-      if (text.isEmpty() || text.length() > 19 || !text.chars().allMatch(Character::isDigit)) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /** The stored signal's key, the key it refers to, and (receipts) the delivery state. */

@@ -20,4 +20,40 @@ public final class DmKeys {
   public static String outgoingKey(String baseKey) {
     return messageKey(baseKey, DmKind.OUTGOING);
   }
+
+  /** A baseKey ({@code kind} 0) or messageKey split into its parts, or null when it is not well formed. */
+  public static ParsedKey parseBaseKey(String key) {
+    return parse(key, 4);
+  }
+
+  /** A messageKey split into its parts ({@code kind} 1..4), or null when it is not well formed. */
+  public static ParsedKey parseMessageKey(String key) {
+    ParsedKey parsed = parse(key, 5);
+    return parsed == null || DmKind.fromCode(parsed.kind()) == null ? null : parsed;
+  }
+
+  private static ParsedKey parse(String key, int parts) {
+    String[] split = key == null ? new String[0] : key.split("\\|", -1);
+    if (split.length != parts || !Logins.isValid(split[0]) || !Logins.isValid(split[1])) {
+      return null;
+    }
+    for (int i = 2; i < parts; i++) {
+      if (split[i].isEmpty() || split[i].length() > 19 || !split[i].chars().allMatch(Character::isDigit)) {
+        return null;
+      }
+    }
+    try {
+      return new ParsedKey(split[0], split[1], Long.parseLong(split[2]), Long.parseLong(split[3]),
+          parts == 5 ? Integer.parseInt(split[4]) : 0);
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  /** The parts of a key; {@code kind} is 0 for a baseKey. */
+  public record ParsedKey(String from, String to, long createdAtMs, long nonce, int kind) {
+    public String baseKey() {
+      return DmKeys.baseKey(from, to, createdAtMs, nonce);
+    }
+  }
 }
