@@ -14,6 +14,7 @@ import org.shine.server.db.Database;
 import org.shine.server.delivery.DeliveryVerticle;
 import org.shine.server.directory.DirectoryVerticle;
 import org.shine.server.gateway.GatewayVerticle;
+import org.shine.server.hub.HubVerticle;
 import org.shine.server.peer.PeerVerticle;
 import org.shine.server.retry.RetryVerticle;
 import org.shine.server.settings.SettingsVerticle;
@@ -51,11 +52,12 @@ public final class ShineServer {
             deploy(() -> new DirectoryVerticle(config, clock), n.directory()),
             deploy(() -> new DeliveryVerticle(config, clock), n.delivery()),
             deploy(() -> new SettingsVerticle(config, clock), 1),
-            deploy(() -> new SyncVerticle(config, clock), n.sync())))
+            deploy(() -> new SyncVerticle(config, clock), n.sync()),
+            deploy(() -> new HubVerticle(config, clock), n.hub())))
         .onSuccess(ids -> ids.<String>list().forEach(serviceDeployments::add))
         .compose(v -> deploy(() -> new RetryVerticle(config, clock), n.retry()))
         .onSuccess(id -> retryDeployment = id)
-        .compose(v -> deploy(() -> new GatewayVerticle(config), n.gateway()))
+        .compose(v -> deploy(() -> new GatewayVerticle(config, clock), n.gateway()))
         .onSuccess(id -> gatewayDeployment = id)
         .onSuccess(v -> LOG.info("server {} is up at {} (http {}:{})", config.serverLogin(), config.publicUrl(),
             config.http().host(), config.http().port()))

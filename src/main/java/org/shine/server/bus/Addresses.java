@@ -38,9 +38,19 @@ public final class Addresses {
   public static final String PEER_REQUEST = "peer.request";
   /** Published with a peer URL each time this node (re)connects to it. */
   public static final String PEER_CONNECTED = "peer.connected";
+  /** Hub: queue an event for a user who polls ({@code HubEvent}, local send). */
+  public static final String HUB_ENQUEUE = "hub.enqueue";
+  /** Hub: published (cluster-wide) with a login when it starts polling, so every node queues its events. */
+  public static final String HUB_SUBSCRIBED = "hub.subscribed";
+  private static final String HUB_WAKE_PREFIX = "hub.wake.";
   private static final String USER_EVENTS_PREFIX = "user.events.";
 
   private Addresses() {
+  }
+
+  /** Published (cluster-wide) when a user's hub queue gets an event, to wake that user's waiting polls. */
+  public static String hubWake(String login) {
+    return HUB_WAKE_PREFIX + login;
   }
 
   /** Where events for one user's live sessions are published (each carries a complete event frame as text). */

@@ -20,6 +20,7 @@ import org.shine.server.sync.SettingsSyncPage;
 import org.shine.server.sync.SyncBatchRequest;
 import org.shine.server.directory.DirectoryService;
 import org.shine.server.directory.UserCard;
+import org.shine.server.hub.HubEvent;
 import org.shine.server.peer.PeerRequest;
 import org.shine.server.peer.PeerResponse;
 
@@ -37,6 +38,7 @@ public final class Codecs {
       ReceiveOutgoingCommand.class,
       DeliveryStatus.class,
       SyncedItem.class,
+      HubEvent.class,
       SignalCommand.class,
       SignalService.SignalResult.class,
       SyncBatchRequest.class,

@@ -1,12 +1,10 @@
 package org.shine.server.delivery;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.time.Clock;
 import java.util.Arrays;
 import java.util.Objects;
-import org.shine.server.bus.Addresses;
 import org.shine.server.db.SignalRepository;
 import org.shine.server.db.SignalRepository.Signal;
 import org.shine.server.dm.DmContainer;
@@ -14,7 +12,6 @@ import org.shine.server.dm.DmKind;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Frames;
-import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 
@@ -59,9 +56,7 @@ final class SignalStore {
       });
     }).onSuccess(isNew -> {
       if (isNew && container.kind() == DmKind.READ_RECEIPT && owner.equals(container.to())) {
-        ObjectNode payload = frames.object().put("baseKey", container.ref()).put("readerLogin", container.from())
-            .put("readAtMs", container.createdAtMs());
-        vertx.eventBus().publish(Addresses.userEvents(owner), frames.event(Ops.EVENT_READ_RECEIPT, payload));
+        Events.pushReadReceipt(vertx, frames, owner, container);
       }
     });
   }

@@ -11,11 +11,14 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.ext.web.Router;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.Set;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
+import org.shine.server.db.Database;
+import org.shine.server.hub.HubRoutes;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.ProtocolException;
@@ -25,7 +28,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The WebSocket gateway ({@code /ws}) and {@code /health}: reads envelopes, enforces per-connection limits, hands
+ * The WebSocket gateway ({@code /ws}), {@code /health} and the hub's HTTP routes ({@code /hub/v1}): reads envelopes, enforces per-connection limits, hands
  * each request to the {@link OpDispatcher} and maps every failure to an error frame in one place. Every instance
  * listens on the same port; Vert.x spreads connections over them.
  */
@@ -36,14 +39,16 @@ public final class GatewayVerticle extends VerticleBase {
   private static final long DRAIN_LIMIT_MS = 10_000;
 
   private final AppConfig config;
+  private final Clock clock;
   private final Set<Session> sessions = new HashSet<>();
   private Frames frames;
   private OpDispatcher dispatcher;
   private HttpServer server;
   private boolean draining;
 
-  public GatewayVerticle(AppConfig config) {
+  public GatewayVerticle(AppConfig config, Clock clock) {
     this.config = config;
+    this.clock = clock;
   }
 
   @Override
@@ -51,6 +56,7 @@ public final class GatewayVerticle extends VerticleBase {
     frames = new Frames(Json.MAPPER);
     dispatcher = new OpDispatcher(vertx, config, frames);
     Router router = Router.router(vertx);
+    new HubRoutes(vertx, config, Database.sharedPool(vertx, config.db()), clock).mount(router);
     router.get("/health").handler(ctx -> ctx.response()
         .setStatusCode(draining ? 503 : 200)
         .putHeader("content-type", "application/json")

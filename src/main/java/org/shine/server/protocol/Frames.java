@@ -52,6 +52,15 @@ public final class Frames {
     return write(frame);
   }
 
+  /** An event as the hub hands it out: the event frame plus its stable {@code eventKey}. */
+  public String hubEvent(String op, JsonNode payload, String eventKey) {
+    ObjectNode frame = mapper.createObjectNode();
+    frame.put("op", op);
+    frame.put("eventKey", eventKey);
+    frame.set("payload", payload);
+    return write(frame);
+  }
+
   private String write(ObjectNode frame) {
     try {
       return mapper.writeValueAsString(frame);

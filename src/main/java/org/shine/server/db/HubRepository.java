@@ -1,0 +1,147 @@
+package org.shine.server.db;
+
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/** SQL of the polling hub: challenges, token families (stored hashed), subscribers and the per-user queue. */
+public final class HubRepository {
+  private static final String SAVE_CHALLENGE =
+      "INSERT INTO hub_challenge (challenge_b64, login, expires_at_ms) VALUES ($1, $2, $3)";
+  private static final String TAKE_CHALLENGE =
+      "DELETE FROM hub_challenge WHERE challenge_b64 = $1 AND login = $2 AND expires_at_ms > $3 RETURNING login";
+  private static final String SAVE_TOKEN =
+      "INSERT INTO hub_token (token_hash, login, kind, family, expires_at_ms, created_at_ms)"
+          + " VALUES ($1, $2, $3, $4, $5, $6)";
+  private static final String FIND_TOKEN =
+      "SELECT login, kind, family, expires_at_ms, used, revoked FROM hub_token WHERE token_hash = $1";
+  /* the first use of a refresh token wins; a second use finds it used */
+  private static final String USE_REFRESH =
+      "UPDATE hub_token SET used = true WHERE token_hash = $1 AND kind = 'refresh' AND NOT used AND NOT revoked"
+          + " AND expires_at_ms > $2 RETURNING login, family";
+  private static final String REVOKE_FAMILY = "UPDATE hub_token SET revoked = true WHERE family = $1";
+  private static final String SUBSCRIBE =
+      "INSERT INTO hub_subscriber (login, since_ms) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+  private static final String SUBSCRIBERS = "SELECT login FROM hub_subscriber";
+  private static final String ENQUEUE =
+      "INSERT INTO hub_queue (login, event_key, body, created_at_ms) SELECT $1, $2, $3, $4"
+          + " WHERE EXISTS (SELECT 1 FROM hub_subscriber WHERE login = $1) ON CONFLICT DO NOTHING"
+          + " RETURNING delivery_id";
+  /*
+   * Strict order per user: only the oldest unacknowledged event is handed out, and only while it is visible; a
+   * handed-out event becomes visible again after the visibility timeout, with the same delivery id.
+   */
+  private static final String TAKE_HEAD =
+      "UPDATE hub_queue q SET visible_at_ms = $2 + $3 FROM ("
+          + " SELECT delivery_id, visible_at_ms FROM hub_queue WHERE login = $1 AND NOT acked"
+          + " ORDER BY delivery_id LIMIT 1 FOR UPDATE) head"
+          + " WHERE q.delivery_id = head.delivery_id AND head.visible_at_ms <= $2"
+          + " RETURNING q.delivery_id, q.body";
+  private static final String ACK =
+      "UPDATE hub_queue SET acked = true WHERE delivery_id = $1 AND login = $2 RETURNING delivery_id";
+  private static final String EXPIRE =
+      "WITH queue AS (DELETE FROM hub_queue WHERE created_at_ms < $1),"
+          + " tokens AS (DELETE FROM hub_token WHERE expires_at_ms < $2),"
+          + " challenges AS (DELETE FROM hub_challenge WHERE expires_at_ms < $2) SELECT 1";
+
+  private final Pool pool;
+
+  public HubRepository(Pool pool) {
+    this.pool = Objects.requireNonNull(pool);
+  }
+
+  public Future<Void> saveChallenge(String challengeB64, String login, long expiresAtMs) {
+    return pool.preparedQuery(SAVE_CHALLENGE).execute(Tuple.of(challengeB64, login, expiresAtMs)).mapEmpty();
+  }
+
+  /** Consumes a live challenge issued to {@code login}; false when there is none. */
+  public Future<Boolean> takeChallenge(String challengeB64, String login, long nowMs) {
+    return pool.preparedQuery(TAKE_CHALLENGE).execute(Tuple.of(challengeB64, login, nowMs))
+        .map(rows -> rows.size() == 1);
+  }
+
+  public Future<Void> saveToken(byte[] hash, String login, String kind, String family, long expiresAtMs,
+      long nowMs) {
+    return pool.preparedQuery(SAVE_TOKEN)
+        .execute(Tuple.of(Buffer.buffer(hash), login, kind, family, expiresAtMs, nowMs)).mapEmpty();
+  }
+
+  public Future<Optional<StoredToken>> findToken(byte[] hash) {
+    return pool.preparedQuery(FIND_TOKEN).execute(Tuple.of(Buffer.buffer(hash))).map(rows -> {
+      if (rows.size() == 0) {
+        return Optional.empty();
+      }
+      Row row = rows.iterator().next();
+      return Optional.of(new StoredToken(row.getString("login"), row.getString("kind"), row.getString("family"),
+          row.getLong("expires_at_ms"), row.getBoolean("used"), row.getBoolean("revoked")));
+    });
+  }
+
+  /** Marks a live refresh token used; empty when it is unknown, expired, revoked or already used. */
+  public Future<Optional<StoredToken>> useRefresh(byte[] hash, long nowMs) {
+    return pool.preparedQuery(USE_REFRESH).execute(Tuple.of(Buffer.buffer(hash), nowMs)).map(rows -> {
+      if (rows.size() == 0) {
+        return Optional.empty();
+      }
+      Row row = rows.iterator().next();
+      return Optional.of(new StoredToken(row.getString("login"), "refresh", row.getString("family"), 0, true, false));
+    });
+  }
+
+  public Future<Void> revokeFamily(String family) {
+    return pool.preparedQuery(REVOKE_FAMILY).execute(Tuple.of(family)).mapEmpty();
+  }
+
+  public Future<Void> subscribe(String login, long nowMs) {
+    return pool.preparedQuery(SUBSCRIBE).execute(Tuple.of(login, nowMs)).mapEmpty();
+  }
+
+  public Future<List<String>> subscribers() {
+    return pool.query(SUBSCRIBERS).execute().map(rows -> {
+      List<String> logins = new ArrayList<>();
+      rows.forEach(row -> logins.add(row.getString(0)));
+      return logins;
+    });
+  }
+
+  /** Queues an event for a subscriber (once per event key); true when it was queued now. */
+  public Future<Boolean> enqueue(String login, String eventKey, String body, long nowMs) {
+    return pool.preparedQuery(ENQUEUE).execute(Tuple.of(login, eventKey, body, nowMs)).map(rows -> rows.size() == 1);
+  }
+
+  /** Hands out the user's oldest unacknowledged event if it is visible, hiding it for {@code visibilityMs}. */
+  public Future<Optional<QueuedEvent>> takeHead(String login, long nowMs, long visibilityMs) {
+    return pool.preparedQuery(TAKE_HEAD).execute(Tuple.of(login, nowMs, visibilityMs)).map(rows -> {
+      if (rows.size() == 0) {
+        return Optional.empty();
+      }
+      Row row = rows.iterator().next();
+      return Optional.of(new QueuedEvent(row.getLong("delivery_id"), row.getString("body")));
+    });
+  }
+
+  /** Acknowledges one of the user's deliveries (again: still true); false when the id is not the user's. */
+  public Future<Boolean> ack(long deliveryId, String login) {
+    return pool.preparedQuery(ACK).execute(Tuple.of(deliveryId, login)).map(rows -> rows.size() == 1);
+  }
+
+  /** Drops queue entries older than {@code queueBeforeMs} and expired tokens and challenges. */
+  public Future<Void> expire(long queueBeforeMs, long nowMs) {
+    return pool.preparedQuery(EXPIRE).execute(Tuple.of(queueBeforeMs, nowMs)).mapEmpty();
+  }
+
+  /** A stored token's facts. */
+  public record StoredToken(String login, String kind, String family, long expiresAtMs, boolean used,
+      boolean revoked) {
+  }
+
+  /** An event handed out with its delivery id. */
+  public record QueuedEvent(long deliveryId, String body) {
+  }
+}

@@ -1,0 +1,69 @@
+package org.shine.server.hub;
+
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.EventBus;
+import java.time.Clock;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.shine.server.bus.Addresses;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.Database;
+import org.shine.server.db.HubRepository;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Owns the durable hub queue: queues the events of users who poll ({@code hub.enqueue}), wakes their waiting
+ * polls on any node ({@code hub.wake.<login>}), and drops what is older than the retention. The HTTP routes are
+ * served by the gateway on the same port ({@link HubRoutes}).
+ */
+public final class HubVerticle extends VerticleBase {
+  static final long RETENTION_MS = 7L * 24 * 3600 * 1000;
+  private static final long CLEANUP_PERIOD_MS = 3600_000;
+  private static final Logger LOG = LoggerFactory.getLogger(HubVerticle.class);
+  private final AppConfig config;
+  private final Clock clock;
+  private final Set<String> subscribers = new HashSet<>();
+  private long timer = -1;
+
+  public HubVerticle(AppConfig config, Clock clock) {
+    this.config = config;
+    this.clock = clock;
+  }
+
+  @Override
+  public Future<?> start() {
+    HubRepository hub = new HubRepository(Database.sharedPool(vertx, config.db()));
+    EventBus bus = vertx.eventBus();
+    timer = vertx.setPeriodic(CLEANUP_PERIOD_MS, id -> hub.expire(clock.millis() - RETENTION_MS, clock.millis())
+        .onFailure(failure -> LOG.warn("hub cleanup failed: {}", failure.toString())));
+    return hub.subscribers().compose(logins -> {
+      subscribers.addAll(logins);
+      return Future.all(List.of(
+          bus.<String>consumer(Addresses.HUB_SUBSCRIBED, m -> subscribers.add(m.body())).completion(),
+          bus.<HubEvent>localConsumer(Addresses.HUB_ENQUEUE, m -> enqueue(hub, m.body())).completion()));
+    });
+  }
+
+  @Override
+  public Future<?> stop() {
+    vertx.cancelTimer(timer);
+    return Future.succeededFuture();
+  }
+
+  private void enqueue(HubRepository hub, HubEvent event) {
+    if (!subscribers.contains(event.login())) {
+      return;
+    }
+    hub.enqueue(event.login(), event.eventKey(), event.body(), clock.millis())
+        .onSuccess(queued -> {
+          if (queued) {
+            vertx.eventBus().publish(Addresses.hubWake(event.login()), event.eventKey());
+          }
+        })
+        .onFailure(failure -> LOG.warn("hub event not queued [login: {}, eventKey: {}]: {}", event.login(),
+            event.eventKey(), failure.toString()));
+  }
+}

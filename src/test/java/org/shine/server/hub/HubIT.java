@@ -1,0 +1,204 @@
+package org.shine.server.hub;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.shine.server.client.ShineClient;
+import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.support.TestDatabase;
+import org.shine.server.support.TestServer;
+import org.shine.server.support.TestUser;
+import org.shine.server.util.Json;
+
+/** The hub's HTTP API against a real server (PROTOCOL §10, the server side of seed 004). */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
+class HubIT {
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+  private static Vertx vertx;
+  private static TestDatabase db;
+  private static TestServer server;
+  private static String base;
+  private static int users;
+
+  @BeforeAll
+  static void start() {
+    vertx = Vertx.vertx();
+    db = TestDatabase.create(vertx);
+    server = TestServer.start("s1", db.config(), Clock.systemUTC(),
+        "{\"hub\":{\"visibilityTimeoutS\":1,\"maxWaitS\":5}}");
+    base = "http://127.0.0.1:" + server.port() + "/hub/v1";
+  }
+
+  @AfterAll
+  static void stop() {
+    server.close();
+    db.close();
+    vertx.close().await();
+  }
+
+  @Test
+  @DisplayName("token by challenge; 204 when empty; an event is handed out with its delivery id; ACK is idempotent")
+  void pollAndAck() throws Exception {
+    TestUser bob = user("bob");
+    TestUser alice = user("alice");
+    JsonNode tokens = tokens(bob);
+    String access = tokens.get("accessToken").asText();
+    assertThat(tokens.get("expiresInS").asLong()).isEqualTo(900);
+
+    assertThat(get("/messages?waitS=0", access).statusCode()).isEqualTo(204);
+    JsonNode sent = send(alice, bob, "via the hub");
+    HttpResponse<String> got = get("/messages?waitS=0", access);
+
+    assertThat(got.statusCode()).isEqualTo(200);
+    String deliveryId = got.headers().firstValue("X-Delivery-Id").orElseThrow();
+    JsonNode event = Json.MAPPER.readTree(got.body());
+    assertThat(event.get("op").asText()).isEqualTo("IncomingDirectMessage");
+    assertThat(event.at("/payload/baseKey").asText()).isEqualTo(sent.get("baseKey").asText());
+    assertThat(event.get("eventKey").asText()).isNotBlank();
+    assertThat(post("/ack/" + deliveryId, access, "").statusCode()).isEqualTo(200);
+    assertThat(post("/ack/" + deliveryId, access, "").statusCode()).isEqualTo(200);
+    assertThat(post("/ack/999999999", access, "").statusCode()).isEqualTo(404);
+    assertThat(get("/messages?waitS=0", access).statusCode()).isEqualTo(204);
+  }
+
+  @Test
+  @DisplayName("a long poll wakes when an event arrives, and ends with 408 when none does")
+  void longPoll() throws Exception {
+    TestUser bob = user("bob");
+    TestUser alice = user("alice");
+    String access = tokens(bob).get("accessToken").asText();
+
+    assertThat(get("/messages?waitS=1", access).statusCode()).isEqualTo(408);
+    CompletableFuture<HttpResponse<String>> waiting = HTTP.sendAsync(request("/messages?waitS=5", access).GET()
+        .build(), HttpResponse.BodyHandlers.ofString());
+    Thread.sleep(300);
+    long sentAt = System.nanoTime();
+    send(alice, bob, "wake up");
+    HttpResponse<String> woke = waiting.get(10, TimeUnit.SECONDS);
+
+    assertThat(woke.statusCode()).isEqualTo(200);
+    assertThat(Duration.ofNanos(System.nanoTime() - sentAt)).isLessThan(Duration.ofSeconds(4));
+  }
+
+  @Test
+  @DisplayName("an event not ACKed within the visibility timeout is handed out again with the same id, in order")
+  void redelivery() throws Exception {
+    TestUser bob = user("bob");
+    TestUser alice = user("alice");
+    String access = tokens(bob).get("accessToken").asText();
+    send(alice, bob, "first");
+    send(alice, bob, "second");
+
+    HttpResponse<String> first = get("/messages?waitS=0", access);
+    HttpResponse<String> whileHidden = get("/messages?waitS=0", access);
+    Thread.sleep(1_200);
+    HttpResponse<String> again = get("/messages?waitS=0", access);
+
+    String id = first.headers().firstValue("X-Delivery-Id").orElseThrow();
+    assertThat(whileHidden.statusCode()).isEqualTo(204);
+    assertThat(again.statusCode()).isEqualTo(200);
+    assertThat(again.headers().firstValue("X-Delivery-Id")).contains(id);
+    assertThat(post("/ack/" + id, access, "").statusCode()).isEqualTo(200);
+    HttpResponse<String> second = get("/messages?waitS=0", access);
+    assertThat(Long.parseLong(second.headers().firstValue("X-Delivery-Id").orElseThrow()))
+        .isGreaterThan(Long.parseLong(id));
+  }
+
+  @Test
+  @DisplayName("refresh rotates the pair; reusing a spent refresh token revokes the whole family")
+  void refreshRotationAndReuse() throws Exception {
+    TestUser bob = user("bob");
+    JsonNode first = tokens(bob);
+    String refresh1 = first.get("refreshToken").asText();
+
+    HttpResponse<String> rotated = post("/token/refresh", null, "{\"refreshToken\":\"" + refresh1 + "\"}");
+    JsonNode second = Json.MAPPER.readTree(rotated.body());
+    HttpResponse<String> reuse = post("/token/refresh", null, "{\"refreshToken\":\"" + refresh1 + "\"}");
+
+    assertThat(rotated.statusCode()).isEqualTo(200);
+    assertThat(reuse.statusCode()).isEqualTo(401);
+    assertThat(get("/messages?waitS=0", second.get("accessToken").asText()).statusCode()).isEqualTo(401);
+    assertThat(post("/token/refresh", null, "{\"refreshToken\":\"" + second.get("refreshToken").asText() + "\"}")
+        .statusCode()).isEqualTo(401);
+  }
+
+  @Test
+  @DisplayName("bad input: no or unknown token 401, bad waitS 400, bad JSON 400, wrong method 405, bad signature 401")
+  void badInput() throws Exception {
+    TestUser bob = user("bob");
+    String access = tokens(bob).get("accessToken").asText();
+
+    assertThat(get("/messages?waitS=0", null).statusCode()).isEqualTo(401);
+    assertThat(get("/messages?waitS=0", "nope").statusCode()).isEqualTo(401);
+    assertThat(get("/messages?waitS=abc", access).statusCode()).isEqualTo(400);
+    assertThat(post("/token", null, "{not json").statusCode()).isEqualTo(400);
+    assertThat(HTTP.send(request("/messages", access).DELETE().build(), HttpResponse.BodyHandlers.ofString())
+        .statusCode()).isEqualTo(405);
+    JsonNode challenge = Json.MAPPER.readTree(get("/challenge?login=" + bob.login(), null).body());
+    byte[] wrong = Ed25519Signer.sign(TestUser.create("eve").key().privateKey(), "x".getBytes(StandardCharsets.UTF_8));
+    assertThat(post("/token", null, "{\"login\":\"" + bob.login() + "\",\"challengeB64\":\""
+        + challenge.get("challengeB64").asText() + "\",\"signatureB64\":\""
+        + Base64.getEncoder().encodeToString(wrong) + "\"}").statusCode()).isEqualTo(401);
+    assertThat(get("/challenge?login=nobody-here", null).statusCode()).isEqualTo(404);
+  }
+
+  private static TestUser user(String prefix) {
+    return TestUser.create(prefix + (++users)).registerOn(vertx, server);
+  }
+
+  private static JsonNode tokens(TestUser user) throws Exception {
+    JsonNode challenge = Json.MAPPER.readTree(get("/challenge?login=" + user.login(), null).body());
+    String challengeB64 = challenge.get("challengeB64").asText();
+    byte[] signature = Ed25519Signer.sign(user.key().privateKey(),
+        ("SHiNE_HUB|s1|" + challengeB64).getBytes(StandardCharsets.UTF_8));
+    HttpResponse<String> response = post("/token", null, "{\"login\":\"" + user.login() + "\",\"challengeB64\":\""
+        + challengeB64 + "\",\"signatureB64\":\"" + Base64.getEncoder().encodeToString(signature) + "\"}");
+    assertThat(response.statusCode()).isEqualTo(200);
+    return Json.MAPPER.readTree(response.body());
+  }
+
+  private static JsonNode send(TestUser from, TestUser to, String text) {
+    ShineClient session = from.session(vertx, server);
+    try {
+      return session.sendText(from.login(), from.key(), to.login(), text).await();
+    } finally {
+      session.close();
+    }
+  }
+
+  private static HttpRequest.Builder request(String path, String token) {
+    HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(20));
+    if (token != null) {
+      builder.header("Authorization", "Bearer " + token);
+    }
+    return builder;
+  }
+
+  private static HttpResponse<String> get(String path, String token) throws Exception {
+    return HTTP.send(request(path, token).GET().build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static HttpResponse<String> post(String path, String token, String body) throws Exception {
+    return HTTP.send(request(path, token).header("content-type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+}
