@@ -1,6 +1,7 @@
 package org.shine.server;
 
 import java.util.Arrays;
+import org.shine.server.cli.AdapterCommand;
 import org.shine.server.cli.Args;
 import org.shine.server.cli.BenchCommand;
 import org.shine.server.cli.ClientCommand;
@@ -16,7 +17,8 @@ public final class Main {
       "  keygen --out FILE [--login LOGIN]    write a new Ed25519 key pair (mode 600)",
       "  client <register|send|history|listen> --key FILE --server URL [...]",
       "                                       a small WebSocket client; 'client help' lists the options",
-      "  bench <codec|send> [...]             benchmarks; 'bench help' lists the options");
+      "  bench <codec|send|retry-claim|catchup> [...]   benchmarks; 'bench help' lists the options",
+      "  adapter <run|dead|retry-dead> [...]  the reference hub adapter; 'adapter help' lists the options");
 
   private Main() {
   }
@@ -33,6 +35,7 @@ public final class Main {
         case "keygen" -> KeygenCommand.run(rest);
         case "client" -> ClientCommand.run(rest);
         case "bench" -> BenchCommand.run(rest);
+        case "adapter" -> AdapterCommand.run(rest);
         default -> throw new Args.UsageException("unknown command " + args[0]);
       };
       System.exit(code);
@@ -43,6 +46,9 @@ public final class Main {
     } catch (ConfigException e) {
       System.err.println("config error: " + e.getMessage());
       System.exit(2);
+    } catch (Exception e) {
+      System.err.println("error: " + e.getMessage());
+      System.exit(1);
     }
   }
 }

@@ -85,7 +85,8 @@ public final class HubRoutes {
       RANDOM.nextBytes(challenge);
       String challengeB64 = Base64.getEncoder().encodeToString(challenge);
       return hub.saveChallenge(challengeB64, checked, clock.millis() + CHALLENGE_TTL_MS)
-          .map(v -> Json.MAPPER.createObjectNode().put("challengeB64", challengeB64));
+          .map(v -> Json.MAPPER.createObjectNode().put("challengeB64", challengeB64)
+              .put("serverLogin", config.serverLogin()));
     });
   }
 

@@ -1,0 +1,59 @@
+package org.shine.server.adapter;
+
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import org.shine.server.util.Json;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Phase 2 of seed 004: picks ready rows (delay passed, status pending) under a lease, counting the attempt when
+ * it claims the row; calls the handler; success marks the row done, failure postpones it by the next delay
+ * (with jitter) and after the last delay marks it dead.
+ */
+final class InboxProcessor {
+  private static final Logger LOG = LoggerFactory.getLogger(InboxProcessor.class);
+  private static final int BATCH = 32;
+  private final Inbox inbox;
+  private final EventHandler handler;
+  private final List<Long> delaysMs;
+  private final long leaseMs;
+  final AtomicLong processed = new AtomicLong();
+
+  InboxProcessor(Inbox inbox, EventHandler handler, List<Long> delaysMs, long leaseMs) {
+    this.inbox = Objects.requireNonNull(inbox);
+    this.handler = Objects.requireNonNull(handler);
+    this.delaysMs = List.copyOf(delaysMs);
+    this.leaseMs = leaseMs;
+  }
+
+  /** Processes what is ready now; answers how many rows it handled. */
+  int runOnce() throws SQLException {
+    List<Inbox.Claimed> ready = inbox.claimReady(System.currentTimeMillis(), leaseMs, BATCH);
+    for (Inbox.Claimed row : ready) {
+      try {
+        handler.handle(Json.MAPPER.readTree(row.body()));
+        inbox.markDone(row.eventKey());
+        processed.incrementAndGet();
+      } catch (SQLException e) {
+        throw e;
+      } catch (Exception e) {
+        long next = row.attempt() > delaysMs.size() ? -1 : System.currentTimeMillis() + jitter(
+            delaysMs.get(row.attempt() - 1));
+        LOG.info("handler failed [eventKey: {}, attempt: {}]; {}: {}", row.eventKey(), row.attempt(),
+            next < 0 ? "dead" : "retry in " + (next - System.currentTimeMillis()) + " ms", e.toString());
+        inbox.markFailed(row.eventKey(), next, e.toString());
+      }
+    }
+    return ready.size();
+  }
+
+  /** ±10 % so that many failed rows do not come back in one burst. */
+  private static long jitter(long delayMs) {
+    long spread = delayMs / 10;
+    return delayMs - spread + (spread == 0 ? 0 : ThreadLocalRandom.current().nextLong(2 * spread + 1));
+  }
+}

@@ -1,0 +1,225 @@
+package org.shine.server.adapter;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.vertx.core.Vertx;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.shine.server.client.ShineClient;
+import org.shine.server.support.Eventually;
+import org.shine.server.support.TestDatabase;
+import org.shine.server.support.TestServer;
+import org.shine.server.support.TestUser;
+
+/** The reference adapter (seed 004, both phases) against a real server's hub, with compressed time. */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
+class AdapterIT {
+  private static final String HUB = "{\"hub\":{\"visibilityTimeoutS\":1,\"maxWaitS\":1,\"accessTtlS\":2}}";
+  private final List<AutoCloseable> resources = new ArrayList<>();
+  private final List<HubAdapter> adapters = new ArrayList<>();
+
+  @AfterEach
+  void close() throws Exception {
+    for (HubAdapter adapter : adapters) {
+      adapter.stop();
+    }
+    for (int i = resources.size() - 1; i >= 0; i--) {
+      resources.get(i).close();
+    }
+  }
+
+  @Test
+  @DisplayName("events arrive in order, are committed to the inbox, ACKed, processed once; access tokens refresh")
+  void receivesInOrder(Vertx vertx, @TempDir Path dir) throws Exception {
+    TestServer server = server(vertx, HUB);
+    TestUser alice = TestUser.create("alice").registerOn(vertx, server);
+    TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+    List<String> seen = new CopyOnWriteArrayList<>();
+    Inbox inbox = Inbox.open(dir.resolve("inbox.db").toString());
+    start(server, bob, inbox, event -> seen.add(event.at("/payload/baseKey").asText()), 1, List.of(100L));
+
+    ShineClient session = alice.session(vertx, server);
+    List<String> sent = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      sent.add(session.sendText("alice", alice.key(), "bob", "in order " + i).await().get("baseKey").asText());
+      if (i == 2) {
+        Thread.sleep(2_500);
+      }
+    }
+
+    Eventually.until("all five processed", 15_000, () -> seen.size() >= 5);
+    assertThat(seen).containsExactlyElementsOf(sent);
+    assertThat(inbox.all()).hasSize(5).allSatisfy(row -> assertThat(row.status()).isEqualTo("done"));
+  }
+
+  @Test
+  @DisplayName("a crash between commit and ACK: the redelivered event is stored once and processed once")
+  void crashBetweenCommitAndAck(Vertx vertx, @TempDir Path dir) throws Exception {
+    TestServer server = server(vertx, HUB);
+    TestUser alice = TestUser.create("alice").registerOn(vertx, server);
+    TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+    AtomicInteger handled = new AtomicInteger();
+    AtomicBoolean crashed = new AtomicBoolean();
+    Inbox inbox = Inbox.open(dir.resolve("inbox.db").toString());
+    HubAdapter adapter = new HubAdapter(settings(server, bob, 1, List.of(100L)), inbox,
+        event -> handled.incrementAndGet(), eventKey -> crashed.compareAndSet(false, true));
+    adapter.start();
+    adapters.add(adapter);
+
+    alice.session(vertx, server).sendText("alice", alice.key(), "bob", "commit, then crash").await();
+
+    Eventually.until("processed", 15_000, () -> handled.get() >= 1);
+    Thread.sleep(2_500);
+    assertThat(crashed.get()).isTrue();
+    assertThat(handled.get()).isEqualTo(1);
+    assertThat(inbox.all()).hasSize(1);
+    // the hub got its ACK in the end: nothing is handed out again
+    assertThat(count(vertx, server, "SELECT count(*) FROM hub_queue WHERE NOT acked")).isZero();
+  }
+
+  @Test
+  @DisplayName("a failing handler is retried at the delays, then dead; retry-dead brings it back")
+  void retriesThenDead(Vertx vertx, @TempDir Path dir) throws Exception {
+    TestServer server = server(vertx, HUB);
+    TestUser alice = TestUser.create("alice").registerOn(vertx, server);
+    TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+    AtomicBoolean healthy = new AtomicBoolean(false);
+    List<Long> attemptsAt = new CopyOnWriteArrayList<>();
+    Inbox inbox = Inbox.open(dir.resolve("inbox.db").toString());
+    start(server, bob, inbox, event -> {
+      attemptsAt.add(System.currentTimeMillis());
+      if (!healthy.get()) {
+        throw new IllegalStateException("handler down");
+      }
+    }, 1, List.of(200L, 400L));
+
+    alice.session(vertx, server).sendText("alice", alice.key(), "bob", "hard to handle").await();
+
+    Eventually.until("dead after 3 attempts", 15_000, () -> {
+      try {
+        return inbox.dead().size() == 1;
+      } catch (Exception e) {
+        return false;
+      }
+    });
+    assertThat(attemptsAt).hasSize(3);
+    assertThat(attemptsAt.get(1) - attemptsAt.get(0)).isGreaterThanOrEqualTo(170);
+    assertThat(attemptsAt.get(2) - attemptsAt.get(1)).isGreaterThanOrEqualTo(350);
+    assertThat(inbox.dead().get(0).lastError()).contains("handler down");
+
+    healthy.set(true);
+    assertThat(inbox.retryDead(System.currentTimeMillis())).isEqualTo(1);
+    Eventually.until("processed after retry-dead", 10_000, () -> {
+      try {
+        return "done".equals(inbox.all().get(0).status());
+      } catch (Exception e) {
+        return false;
+      }
+    });
+    assertThat(attemptsAt).hasSize(4);
+  }
+
+  @Test
+  @DisplayName("a crash mid-handler leaves a lease that expires, and the row is processed again")
+  void crashMidHandler(@TempDir Path dir) throws Exception {
+    Inbox inbox = Inbox.open(dir.resolve("inbox.db").toString());
+    inbox.store("e1", "1", "{\"op\":\"x\",\"eventKey\":\"e1\"}", System.currentTimeMillis());
+    // a processor claims it and dies before finishing
+    assertThat(inbox.claimReady(System.currentTimeMillis(), 300, 10)).hasSize(1);
+    List<String> handled = new CopyOnWriteArrayList<>();
+    InboxProcessor survivor = new InboxProcessor(inbox, event -> handled.add(event.get("eventKey").asText()),
+        List.of(100L), 300);
+
+    assertThat(survivor.runOnce()).isZero();
+    Thread.sleep(400);
+    assertThat(survivor.runOnce()).isEqualTo(1);
+
+    assertThat(handled).containsExactly("e1");
+    assertThat(inbox.all().get(0).attempts()).isEqualTo(2);
+    assertThat(inbox.all().get(0).status()).isEqualTo("done");
+  }
+
+  @Test
+  @DisplayName("Phase 1 paths: short polls (204), a lost server ends the cycle and the supervisor resumes")
+  void shortPollAndNetworkLoss(Vertx vertx, @TempDir Path dir) throws Exception {
+    TestDatabase db = keep(TestDatabase.create(vertx));
+    int port = TestServer.freePort();
+    TestServer server = TestServer.start("s1", db.config(), Clock.systemUTC(), HUB, port);
+    TestUser alice = TestUser.create("alice").registerOn(vertx, server);
+    TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+    List<String> seen = new CopyOnWriteArrayList<>();
+    Inbox inbox = Inbox.open(dir.resolve("inbox.db").toString());
+    HubAdapter adapter = start(server, bob, inbox, event -> seen.add(event.get("eventKey").asText()), 0,
+        List.of(100L));
+    alice.session(vertx, server).sendText("alice", alice.key(), "bob", "before").await();
+    Eventually.until("first event", 10_000, () -> seen.size() == 1);
+
+    server.close();
+    Thread.sleep(1_500);
+    TestServer back = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), HUB, port));
+    alice.session(vertx, back).sendText("alice", alice.key(), "bob", "after").await();
+
+    Eventually.until("the event sent after the restart", 40_000, () -> seen.size() == 2);
+    assertThat(adapter.stoppedForGood()).isFalse();
+  }
+
+  @Test
+  @DisplayName("when the refresh token is rejected the adapter stops for good")
+  void stopsWhenRefreshRejected(Vertx vertx, @TempDir Path dir) throws Exception {
+    TestServer server = server(vertx, "{\"hub\":{\"maxWaitS\":1,\"accessTtlS\":1,\"refreshTtlS\":1}}");
+    TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+    HubAdapter adapter = start(server, bob, Inbox.open(dir.resolve("inbox.db").toString()), event -> { }, 1,
+        List.of(100L));
+
+    Eventually.until("the adapter stops", 15_000, adapter::stoppedForGood);
+  }
+
+  private HubAdapter start(TestServer server, TestUser user, Inbox inbox, EventHandler handler, long waitS,
+      List<Long> delays) throws Exception {
+    HubAdapter adapter = new HubAdapter(settings(server, user, waitS, delays), inbox, handler);
+    adapter.start();
+    adapters.add(adapter);
+    return adapter;
+  }
+
+  private static HubAdapter.Settings settings(TestServer server, TestUser user, long waitS, List<Long> delays) {
+    return new HubAdapter.Settings("http://127.0.0.1:" + server.port(), null, user.login(), user.key(), waitS,
+        delays, 2_000, 50, Duration.ZERO);
+  }
+
+  private TestServer server(Vertx vertx, String overrides) {
+    TestDatabase db = keep(TestDatabase.create(vertx));
+    return keep(TestServer.start("s1", db.config(), Clock.systemUTC(), overrides));
+  }
+
+  private long count(Vertx vertx, TestServer server, String sql) {
+    var pool = io.vertx.pgclient.PgBuilder.pool().connectingTo(org.shine.server.db.Database.connectOptions(
+        server.config().db())).using(vertx).build();
+    try {
+      return pool.query(sql).execute().await().iterator().next().getLong(0);
+    } finally {
+      pool.close().await();
+    }
+  }
+
+  private <T extends AutoCloseable> T keep(T resource) {
+    resources.add(resource);
+    return resource;
+  }
+
+}
