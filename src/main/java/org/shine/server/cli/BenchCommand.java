@@ -35,7 +35,10 @@ public final class BenchCommand {
       "       PostgreSQL from SHINE_DB_* or 127.0.0.1:5432 postgres)",
       "bench catchup [--items N] [--clients C]",
       "       two servers in-process; the second is down while N pairs are written on the first, then the",
-      "       time until it holds them all is measured");
+      "       time until it holds them all is measured",
+      "bench hub-throughput --server URL [--events N]     events/s through the hub and the reference adapter",
+      "bench hub-polls --server URL [--polls N] [--wake W] [--server-pid PID]",
+      "       N concurrent long polls (server RSS with --server-pid) and the wake-up latency of W of them");
 
   private BenchCommand() {
   }
@@ -51,8 +54,21 @@ public final class BenchCommand {
           "body", "tag", "recipient-server", "sender-sibling")));
       case "retry-claim" -> RetryClaimBench.run(Args.parse(args, 1, Set.of("terminal", "due", "rounds", "db-name")));
       case "catchup" -> catchUp(Args.parse(args, 1, Set.of("items", "clients")));
+      case "hub-throughput" -> hub(() -> HubBench.throughput(Args.parse(args, 1, Set.of("server", "events"))));
+      case "hub-polls" -> hub(() -> HubBench.polls(Args.parse(args, 1, Set.of("server", "polls", "wake",
+          "server-pid"))));
       default -> throw new Args.UsageException("unknown bench " + args[0] + "\n" + USAGE);
     };
+  }
+
+  private static int hub(java.util.concurrent.Callable<Integer> bench) {
+    try {
+      return bench.call();
+    } catch (Args.UsageException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private static int catchUp(Args options) {
