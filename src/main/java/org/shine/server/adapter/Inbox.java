@@ -152,8 +152,8 @@ public final class Inbox {
             + " MIN(CASE WHEN status = 'pending' THEN received_at_ms END) FROM adapter_inbox")) {
       rows.next();
       long oldest = rows.getLong(5);
-      return new Counts(rows.getLong(1), rows.getLong(2), rows.getLong(3), rows.getLong(4),
-          rows.wasNull() ? 0 : nowMs - oldest);
+      long lag = rows.wasNull() ? 0 : nowMs - oldest;
+      return new Counts(rows.getLong(1), rows.getLong(2), rows.getLong(3), rows.getLong(4), lag);
     }
   }
 

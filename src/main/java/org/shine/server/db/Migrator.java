@@ -34,7 +34,8 @@ public final class Migrator {
 
   public Future<Void> migrate() {
     List<String> scripts = readResource("index.txt").lines().map(String::trim).filter(l -> !l.isEmpty()).toList();
-    return pool.withTransaction(conn -> conn.preparedQuery("SELECT pg_advisory_xact_lock($1)").execute(Tuple.of(LOCK_KEY))
+    return pool.withTransaction(conn -> conn.query("SET LOCAL client_min_messages = warning").execute()
+        .compose(v -> conn.preparedQuery("SELECT pg_advisory_xact_lock($1)").execute(Tuple.of(LOCK_KEY)))
         .compose(v -> conn.query("CREATE TABLE IF NOT EXISTS schema_migration (version int PRIMARY KEY,"
             + " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())").execute())
         .compose(v -> conn.query("SELECT version FROM schema_migration").execute())

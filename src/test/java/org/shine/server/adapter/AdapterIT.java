@@ -152,6 +152,10 @@ class AdapterIT {
     assertThat(handled).containsExactly("e1");
     assertThat(inbox.all().get(0).attempts()).isEqualTo(2);
     assertThat(inbox.all().get(0).status()).isEqualTo("done");
+    Inbox.Counts counts = inbox.counts(System.currentTimeMillis());
+    assertThat(counts.done()).isEqualTo(1);
+    assertThat(counts.pending()).isZero();
+    assertThat(counts.oldestPendingAgeMs()).isZero();
   }
 
   @Test
