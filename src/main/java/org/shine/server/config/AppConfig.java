@@ -59,7 +59,7 @@ public record AppConfig(
   }
 
   /** HTTP polling hub (PROTOCOL §10). */
-  public record Hub(long accessTtlS, long refreshTtlS, long visibilityTimeoutS, long maxWaitS) {
+  public record Hub(long accessTtlS, long refreshTtlS, long visibilityTimeoutS, long maxWaitS, long retentionS) {
   }
 
   /** Per-connection limits (PROTOCOL §2). */

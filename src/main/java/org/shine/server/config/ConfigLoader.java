@@ -190,6 +190,7 @@ public final class ConfigLoader {
     require(c.hub().accessTtlS() >= 1 && c.hub().refreshTtlS() >= 1, "hub TTLs must be positive");
     require(c.hub().visibilityTimeoutS() >= 1, "hub.visibilityTimeoutS must be positive");
     require(c.hub().maxWaitS() >= 0, "hub.maxWaitS must not be negative");
+    require(c.hub().retentionS() >= 1, "hub.retentionS must be positive");
     require(c.limits().maxFrameBytes() >= 1024, "limits.maxFrameBytes must be at least 1024");
     require(c.limits().maxInFlightPerConnection() >= 1, "limits.maxInFlightPerConnection must be positive");
     AppConfig.Instances n = c.instances();

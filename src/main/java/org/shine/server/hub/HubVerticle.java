@@ -16,11 +16,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Owns the durable hub queue: queues the events of users who poll ({@code hub.enqueue}), wakes their waiting
- * polls on any node ({@code hub.wake.<login>}), and drops what is older than the retention. The HTTP routes are
+ * polls on any node ({@code hub.wake.<login>}), and drops what is older than {@code hub.retentionS} (7 days by default), hourly. The HTTP routes are
  * served by the gateway on the same port ({@link HubRoutes}).
  */
 public final class HubVerticle extends VerticleBase {
-  static final long RETENTION_MS = 7L * 24 * 3600 * 1000;
   private static final long CLEANUP_PERIOD_MS = 3600_000;
   private static final Logger LOG = LoggerFactory.getLogger(HubVerticle.class);
   private final AppConfig config;
@@ -37,7 +36,8 @@ public final class HubVerticle extends VerticleBase {
   public Future<?> start() {
     HubRepository hub = new HubRepository(Database.sharedPool(vertx, config.db()));
     EventBus bus = vertx.eventBus();
-    timer = vertx.setPeriodic(CLEANUP_PERIOD_MS, id -> hub.expire(clock.millis() - RETENTION_MS, clock.millis())
+    long retentionMs = config.hub().retentionS() * 1000;
+    timer = vertx.setPeriodic(CLEANUP_PERIOD_MS, id -> hub.expire(clock.millis() - retentionMs, clock.millis())
         .onFailure(failure -> LOG.warn("hub cleanup failed: {}", failure.toString())));
     return hub.subscribers().compose(logins -> {
       subscribers.addAll(logins);

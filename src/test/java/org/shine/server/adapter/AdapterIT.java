@@ -183,6 +183,20 @@ class AdapterIT {
   }
 
   @Test
+  @DisplayName("the inbox also lives in PostgreSQL through a JDBC URL, with the same once-only insert")
+  void postgresInbox(Vertx vertx) throws Exception {
+    TestDatabase db = keep(TestDatabase.create(vertx));
+    Inbox inbox = Inbox.open("jdbc:postgresql://" + db.config().host() + ":" + db.config().port() + "/"
+        + db.config().database() + "?user=" + db.config().user()
+        + (db.config().password().isEmpty() ? "" : "&password=" + db.config().password()));
+
+    assertThat(inbox.store("k1", "1", "{}", 1)).isTrue();
+    assertThat(inbox.store("k1", "2", "{}", 2)).isFalse();
+    assertThat(inbox.claimReady(System.currentTimeMillis(), 1000, 10)).hasSize(1);
+    assertThat(inbox.all()).hasSize(1);
+  }
+
+  @Test
   @DisplayName("when the refresh token is rejected the adapter stops for good")
   void stopsWhenRefreshRejected(Vertx vertx, @TempDir Path dir) throws Exception {
     TestServer server = server(vertx, "{\"hub\":{\"maxWaitS\":1,\"accessTtlS\":1,\"refreshTtlS\":1}}");

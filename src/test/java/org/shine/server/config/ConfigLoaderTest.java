@@ -33,7 +33,7 @@ class ConfigLoaderTest {
                      "workerPeriodMs": 500, "leaseMs": 3000, "callTimeoutMs": 700,
                      "maxInFlight": 32, "queueCapacity": 100, "maxClockSkewMs": 1000},
         "sync": {"periodMs": 250, "pageSize": 50},
-        "hub": {"accessTtlS": 60, "refreshTtlS": 3600, "visibilityTimeoutS": 5, "maxWaitS": 10},
+        "hub": {"accessTtlS": 60, "refreshTtlS": 3600, "visibilityTimeoutS": 5, "maxWaitS": 10, "retentionS": 86400},
         "limits": {"maxFrameBytes": 65536, "maxInFlightPerConnection": 8},
         "cluster": {"enabled": true},
         "instances": {"gateway": 4, "delivery": 2, "retry": 3, "sync": 5, "hub": 6, "directory": 7}
@@ -69,7 +69,7 @@ class ConfigLoaderTest {
       new AppConfig.Delivery(List.of(0L, 30_000L, 300_000L, 1_500_000L, 3_600_000L), 3, 5000, 30_000, 5000, 256,
           10_000, 600_000),
       new AppConfig.Sync(5000, 200),
-      new AppConfig.Hub(900, 2_592_000, 30, 30),
+      new AppConfig.Hub(900, 2_592_000, 30, 30, 604_800),
       new AppConfig.Limits(262_144, 64),
       new AppConfig.Cluster(false),
       new AppConfig.Instances(2, 1, 1, 1, 1, 1));
@@ -101,7 +101,7 @@ class ConfigLoaderTest {
         List.of(new AppConfig.Peer("s1", "ws://127.0.0.1:7101/ws"), new AppConfig.Peer("s3", "wss://s3.example.org/ws")),
         new AppConfig.Delivery(List.of(0L, 1000L, 2000L), 2, 500, 3000, 700, 32, 100, 1000),
         new AppConfig.Sync(250, 50),
-        new AppConfig.Hub(60, 3600, 5, 10),
+        new AppConfig.Hub(60, 3600, 5, 10, 86_400),
         new AppConfig.Limits(65_536, 8),
         new AppConfig.Cluster(true),
         new AppConfig.Instances(4, 2, 3, 5, 6, 7)));

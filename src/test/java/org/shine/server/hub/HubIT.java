@@ -161,6 +161,52 @@ class HubIT {
     assertThat(get("/challenge?login=nobody-here", null).statusCode()).isEqualTo(404);
   }
 
+  @Test
+  @DisplayName("limits: an oversized body is 413, a fifth concurrent poll of one user is 429")
+  void limits() throws Exception {
+    TestUser bob = user("bob");
+    String access = tokens(bob).get("accessToken").asText();
+    String big = "{\"refreshToken\":\"" + "x".repeat(20_000) + "\"}";
+    assertThat(post("/token/refresh", null, big).statusCode()).isEqualTo(413);
+
+    java.util.List<CompletableFuture<HttpResponse<String>>> held = new java.util.ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      held.add(HTTP.sendAsync(request("/messages?waitS=3", access).GET().build(),
+          HttpResponse.BodyHandlers.ofString()));
+    }
+    Thread.sleep(500);
+    assertThat(get("/messages?waitS=3", access).statusCode()).isEqualTo(429);
+    for (CompletableFuture<HttpResponse<String>> poll : held) {
+      assertThat(poll.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(408);
+    }
+  }
+
+  @Test
+  @DisplayName("a long poll is never held past its access token's expiry")
+  void holdEndsWithTheToken() throws Exception {
+    TestDatabase shortDb = TestDatabase.create(vertx);
+    TestServer shortLived = TestServer.start("s1", shortDb.config(), Clock.systemUTC(),
+        "{\"hub\":{\"accessTtlS\":1,\"maxWaitS\":20}}");
+    try {
+      String savedBase = base;
+      base = "http://127.0.0.1:" + shortLived.port() + "/hub/v1";
+      try {
+        TestUser carol = TestUser.create("carol").registerOn(vertx, shortLived);
+        String access = tokens(carol).get("accessToken").asText();
+        long start = System.nanoTime();
+        HttpResponse<String> poll = get("/messages?waitS=20", access);
+        assertThat(poll.statusCode()).isEqualTo(408);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        assertThat(get("/messages?waitS=0", access).statusCode()).isEqualTo(401);
+      } finally {
+        base = savedBase;
+      }
+    } finally {
+      shortLived.close();
+      shortDb.close();
+    }
+  }
+
   private static TestUser user(String prefix) {
     return TestUser.create(prefix + (++users)).registerOn(vertx, server);
   }
