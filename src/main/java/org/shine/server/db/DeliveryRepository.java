@@ -91,6 +91,14 @@ public final class DeliveryRepository {
             : Optional.of(DeliveryState.fromWire(rows.iterator().next().getString(0))));
   }
 
+  /** The state of one delivery row. */
+  public Future<Optional<DeliveryState>> stateOf(String baseKey, long revision) {
+    return pool.preparedQuery("SELECT state FROM dm_delivery WHERE base_key = $1 AND revision = $2")
+        .execute(Tuple.of(baseKey, revision))
+        .map(rows -> rows.size() == 0 ? Optional.empty()
+            : Optional.of(DeliveryState.fromWire(rows.iterator().next().getString(0))));
+  }
+
   /** The state of any delivery row of a message here, or empty when there is none. */
   public Future<Optional<DeliveryState>> findState(String owner, String baseKey) {
     return pool.preparedQuery("SELECT state FROM dm_delivery WHERE owner = $1 AND base_key = $2"

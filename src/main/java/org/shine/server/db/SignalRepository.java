@@ -29,7 +29,7 @@ public final class SignalRepository {
           + " SELECT owner, kind, signal_key, 0, $9, $8 FROM written ON CONFLICT DO NOTHING),"
           + " delivery AS (INSERT INTO dm_delivery (base_key, revision, owner, state, accepted_at_ms, attempts,"
           + " next_attempt_at_ms, lease_until_ms, updated_at_ms)"
-          + " SELECT $10, 0, owner, 'accepted', $8, 0, $8, NULLIF($11, 0), $8 FROM written WHERE $12"
+          + " SELECT $10, 0, owner, 'accepted', $8, 0, $8, NULLIF($11::int8, 0), $8 FROM written WHERE $12"
           + " ON CONFLICT DO NOTHING)"
           + " SELECT count(*) FROM written";
 

@@ -215,10 +215,11 @@ public final class DeliveryAttempts {
       next = nextAt.isPresent() ? nextAt.getAsLong() : null;
     }
     return deliveries.finish(task.baseKey(), task.revision(), task.rowVersion(), state, task.attempt(), next,
-        clock.millis()).map(recorded -> {
+        clock.millis()).compose(recorded -> {
           if (!recorded) {
+            // another worker took the row meanwhile: report what is stored, not what this attempt saw
             LOG.debug("attempt result dropped: row changed meanwhile [outgoingKey: {}]", outgoingKey(task));
-            return state;
+            return deliveries.stateOf(task.baseKey(), task.revision()).map(stored -> stored.orElse(state));
           }
           LOG.debug("attempt {} done [outgoingKey: {}, deliveryState: {}]", task.attempt(), outgoingKey(task),
               state.wire());
@@ -228,7 +229,7 @@ public final class DeliveryAttempts {
           if (state == DeliveryState.FAILED) {
             LOG.info("delivery failed after {} attempts [outgoingKey: {}]", task.attempt(), outgoingKey(task));
           }
-          return state;
+          return Future.succeededFuture(state);
         });
   }
 

@@ -28,7 +28,8 @@ public final class DeliveryVerticle extends VerticleBase {
     DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock);
     SendPairService send = new SendPairService(vertx, config, module.intake, module.attempts, module.peers,
         module.frames, clock);
-    SignalService signals = new SignalService(config, module.intake, module.signals, module.attempts, clock);
+    SignalService signals = new SignalService(config, module.intake, module.signals, module.attempts,
+        module.deliveries, clock);
     ReceiveService receive = new ReceiveService(vertx, config, module.intake, module.copies, module.attempts,
         module.deliveries, module.peers, module.frames, clock, signals);
     EventBus bus = vertx.eventBus();

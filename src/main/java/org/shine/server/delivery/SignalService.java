@@ -4,6 +4,7 @@ import io.vertx.core.Future;
 import java.time.Clock;
 import java.util.Objects;
 import org.shine.server.config.AppConfig;
+import org.shine.server.db.DeliveryRepository;
 import org.shine.server.db.DirectoryRepository.StoredUser;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKind;
@@ -24,13 +25,16 @@ public final class SignalService {
   private final PairIntake users;
   private final SignalStore signals;
   private final DeliveryAttempts attempts;
+  private final DeliveryRepository deliveries;
   private final Clock clock;
 
-  SignalService(AppConfig config, PairIntake users, SignalStore signals, DeliveryAttempts attempts, Clock clock) {
+  SignalService(AppConfig config, PairIntake users, SignalStore signals, DeliveryAttempts attempts,
+      DeliveryRepository deliveries, Clock clock) {
     this.config = Objects.requireNonNull(config);
     this.users = Objects.requireNonNull(users);
     this.signals = Objects.requireNonNull(signals);
     this.attempts = Objects.requireNonNull(attempts);
+    this.deliveries = Objects.requireNonNull(deliveries);
     this.clock = Objects.requireNonNull(clock);
   }
 
@@ -49,15 +53,22 @@ public final class SignalService {
       boolean reserved = attempts.reserve();
       return signals.store(receipt.from(), receipt, reader.result().verifier(), false, receipt.baseKey(),
               reserved ? now + config.delivery().leaseMs() : 0)
-          .compose(isNew -> {
-            if (!isNew || !reserved) {
-              if (reserved) {
-                attempts.release();
-              }
-              return Future.succeededFuture(DeliveryState.ACCEPTED);
+          .onFailure(failure -> {
+            if (reserved) {
+              attempts.release();
             }
-            return attempts.submitReserved(new DeliveryTask(receipt.baseKey(), 0, receipt.from(), receipt.to(),
-                receipt.bytes(), now, 1, 0), false);
+          })
+          .compose(isNew -> {
+            if (isNew && reserved) {
+              return attempts.submitReserved(new DeliveryTask(receipt.baseKey(), 0, receipt.from(), receipt.to(),
+                  receipt.bytes(), now, 1, 0), false);
+            }
+            if (reserved) {
+              attempts.release();
+            }
+            // a repeat (or no attempt capacity now): report what the receipt's delivery row says
+            return deliveries.receiptStatus(receipt.from(), receipt.baseKey())
+                .map(state -> state.orElse(DeliveryState.ACCEPTED));
           })
           .map(state -> new SignalResult(receipt.messageKey(), receipt.ref(), state));
     });

@@ -69,6 +69,8 @@ class ReceiptsAndTombstonesIT {
 
     // THEN alice's session gets DmReadReceipt, and every server shows the message read
     assertThat(sent.get("deliveryState").asText()).isEqualTo("delivered");
+    assertThat(bobOnS3.sendReadReceipt(receipt).await().get("deliveryState").asText())
+        .as("a repeated receipt reports the stored state").isEqualTo("delivered");
     assertThat(sent.get("baseKey").asText()).isEqualTo(baseKey);
     Eventually.until("alice's session gets the receipt", 5_000, () -> aliceEvents.stream()
         .anyMatch(e -> e.get("op").asText().equals("DmReadReceipt")));
