@@ -93,6 +93,41 @@ class AdapterIT {
   }
 
   @Test
+  @DisplayName("an ACK that fails ends the cycle; after the restart the event comes again and is stored once")
+  void ackErrorEndsTheCycle(Vertx vertx, @TempDir Path dir) throws Exception {
+    TestDatabase db = keep(TestDatabase.create(vertx));
+    int port = TestServer.freePort();
+    TestServer[] server = {TestServer.start("s1", db.config(), Clock.systemUTC(), HUB, port)};
+    TestUser alice = TestUser.create("alice").registerOn(vertx, server[0]);
+    TestUser bob = TestUser.create("bob").registerOn(vertx, server[0]);
+    AtomicInteger handled = new AtomicInteger();
+    AtomicBoolean serverStopped = new AtomicBoolean();
+    Inbox inbox = Inbox.open(dir.resolve("inbox.db").toString());
+    // GIVEN the server goes away after the inbox commit and before the ACK
+    HubAdapter adapter = new HubAdapter(settings(server[0], bob, 1, List.of(100L)), inbox,
+        event -> handled.incrementAndGet(), eventKey -> {
+          if (serverStopped.compareAndSet(false, true)) {
+            server[0].close();
+          }
+          return false;
+        });
+    adapter.start();
+    adapters.add(adapter);
+    alice.session(vertx, server[0]).sendText("alice", alice.key(), "bob", "ack me if you can").await();
+    Eventually.until("the server is stopped at the ACK", 10_000, serverStopped::get);
+
+    // WHEN it comes back
+    server[0] = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), HUB, port));
+
+    // THEN the unacknowledged event is handed out again, stored once, processed once, and ACKed
+    Eventually.until("the hub has its ACK", 30_000,
+        () -> count(vertx, server[0], "SELECT count(*) FROM hub_queue WHERE NOT acked") == 0);
+    assertThat(inbox.all()).hasSize(1);
+    Thread.sleep(500);
+    assertThat(handled.get()).isEqualTo(1);
+  }
+
+  @Test
   @DisplayName("a failing handler is retried at the delays, then dead; retry-dead brings it back")
   void retriesThenDead(Vertx vertx, @TempDir Path dir) throws Exception {
     TestServer server = server(vertx, HUB);
