@@ -6,9 +6,9 @@ import java.time.Clock;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.shine.server.ServerNode;
 import org.shine.server.ShineServer;
 import org.shine.server.config.AppConfig;
-import org.shine.server.config.ConfigException;
 import org.shine.server.config.ConfigLoader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,11 +25,13 @@ public final class ServerCommand {
   public static int run(String[] args) {
     Args options = Args.parse(args, 0, Set.of("config"));
     AppConfig config = ConfigLoader.load(Path.of(options.required("config")), System.getenv());
-    if (config.cluster().enabled()) {
-      throw new ConfigException("cluster.enabled=true is not supported by this build yet; run one node per "
-          + "database or set it to false");
+    Vertx vertx;
+    try {
+      vertx = ServerNode.vertx(config).await();
+    } catch (RuntimeException e) {
+      LOG.error("cannot start the node: {}", e.toString());
+      return 1;
     }
-    Vertx vertx = Vertx.vertx();
     ShineServer server = new ShineServer(vertx, config, Clock.systemUTC());
     try {
       server.start().await();

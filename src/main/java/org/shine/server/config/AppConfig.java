@@ -66,8 +66,15 @@ public record AppConfig(
   public record Limits(int maxFrameBytes, int maxInFlightPerConnection) {
   }
 
-  /** Clustering of several nodes of one deployment. */
-  public record Cluster(boolean enabled) {
+  /**
+   * Clustering of several nodes of one deployment (Hazelcast): the nodes find each other over TCP at
+   * {@code members} (hosts, or host:port), starting at {@code port}; the cluster is named after the serverLogin,
+   * so different deployments on one machine never merge.
+   */
+  public record Cluster(boolean enabled, List<String> members, int port) {
+    public Cluster {
+      members = List.copyOf(members);
+    }
   }
 
   /** How many instances of each verticle one node deploys. */

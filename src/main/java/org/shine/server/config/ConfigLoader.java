@@ -191,6 +191,8 @@ public final class ConfigLoader {
     require(c.hub().visibilityTimeoutS() >= 1, "hub.visibilityTimeoutS must be positive");
     require(c.hub().maxWaitS() >= 0, "hub.maxWaitS must not be negative");
     require(c.hub().retentionS() >= 1, "hub.retentionS must be positive");
+    require(c.cluster().port() > 0 && c.cluster().port() <= 65535, "cluster.port must be 1..65535");
+    require(!c.cluster().members().isEmpty(), "cluster.members must name at least one host");
     require(c.limits().maxFrameBytes() >= 1024, "limits.maxFrameBytes must be at least 1024");
     require(c.limits().maxInFlightPerConnection() >= 1, "limits.maxInFlightPerConnection must be positive");
     AppConfig.Instances n = c.instances();

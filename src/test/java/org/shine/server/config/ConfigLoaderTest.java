@@ -71,7 +71,7 @@ class ConfigLoaderTest {
       new AppConfig.Sync(5000, 200),
       new AppConfig.Hub(900, 2_592_000, 30, 30, 604_800),
       new AppConfig.Limits(262_144, 64),
-      new AppConfig.Cluster(false),
+      new AppConfig.Cluster(false, List.of("127.0.0.1"), 5701),
       new AppConfig.Instances(2, 1, 1, 1, 1, 1));
 
   private static AppConfig parse(String json) {
@@ -103,7 +103,7 @@ class ConfigLoaderTest {
         new AppConfig.Sync(250, 50),
         new AppConfig.Hub(60, 3600, 5, 10, 86_400),
         new AppConfig.Limits(65_536, 8),
-        new AppConfig.Cluster(true),
+        new AppConfig.Cluster(true, List.of("127.0.0.1"), 5701),
         new AppConfig.Instances(4, 2, 3, 5, 6, 7)));
   }
 

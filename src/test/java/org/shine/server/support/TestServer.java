@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.time.Clock;
 import java.util.Map;
+import org.shine.server.ServerNode;
 import org.shine.server.ShineServer;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigLoader;
@@ -44,7 +45,7 @@ public final class TestServer implements AutoCloseable {
       throw new UncheckedIOException(e);
     }
     AppConfig config = ConfigLoader.parse(root.toString(), Map.of());
-    Vertx vertx = Vertx.vertx();
+    Vertx vertx = ServerNode.vertx(config).await();
     ShineServer server = new ShineServer(vertx, config, clock);
     server.start().await();
     return new TestServer(vertx, config, server);
