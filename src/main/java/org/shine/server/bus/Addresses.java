@@ -6,6 +6,8 @@ public final class Addresses {
   public static final String DIRECTORY_PUBLISH = "directory.publish";
   /** Directory: read a user card ({@code String login} → {@code CardResult}). */
   public static final String DIRECTORY_GET = "directory.get";
+  /** Sent (to one directory instance of the node) with a peer URL just connected: re-announce served cards. */
+  public static final String DIRECTORY_REANNOUNCE = "directory.reannounce";
   /** Published (cluster-wide) with the login whose card changed, so caches drop it. */
   public static final String DIRECTORY_CHANGED = "directory.changed";
   /** Delivery: accept a signed pair from an authenticated client ({@code SendPairCommand} → {@code SendPairResult}). */
@@ -36,7 +38,7 @@ public final class Addresses {
   public static final String SETTINGS_SET = "settings.set";
   /** Peers: one request to another server ({@code PeerRequest} → {@code PeerResponse}). */
   public static final String PEER_REQUEST = "peer.request";
-  /** Published with a peer URL each time this node (re)connects to it. */
+  /** Published on this node only, with a peer URL, each time this node (re)connects to it. */
   public static final String PEER_CONNECTED = "peer.connected";
   /** Hub: queue an event for a user who polls ({@code HubEvent}, local send). */
   public static final String HUB_ENQUEUE = "hub.enqueue";

@@ -50,6 +50,17 @@ public final class DirectoryRepository {
         }));
   }
 
+  /** The stored cards of the users this server serves, as JSON text. */
+  public Future<List<String>> servedCards(String serverLogin) {
+    return pool.preparedQuery("SELECT c.card_json FROM user_card c WHERE EXISTS (SELECT 1 FROM"
+            + " user_access_servers_current r WHERE r.login = c.login AND r.server_login = $1) ORDER BY c.login")
+        .execute(Tuple.of(serverLogin)).map(rows -> {
+          List<String> cards = new ArrayList<>(rows.size());
+          rows.forEach(row -> cards.add(row.getString(0)));
+          return cards;
+        });
+  }
+
   /**
    * Serialises card writes of one login (also when the login is new) for the rest of {@code conn}'s transaction,
    * then reads the current card.

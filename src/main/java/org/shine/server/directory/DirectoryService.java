@@ -101,6 +101,28 @@ public final class DirectoryService {
     }
   }
 
+  /**
+   * On every (re)connection to a peer, hands it the cards of the users this server serves, so a peer that was
+   * down while a card changed catches up (a card it has already is an unchanged no-op there). One at a time.
+   */
+  public Future<Void> reannounce(String url) {
+    return repository.servedCards(config.serverLogin()).compose(cards -> {
+      Future<Void> chain = Future.succeededFuture();
+      for (String cardJson : cards) {
+        chain = chain.compose(v -> {
+          ObjectNode payload = mapper.createObjectNode();
+          try {
+            payload.set("card", mapper.readTree(cardJson));
+          } catch (java.io.IOException e) {
+            return Future.succeededFuture();
+          }
+          return peers.call(url, Ops.PUBLISH_USER_CARD, payload).<Void>mapEmpty().otherwiseEmpty();
+        });
+      }
+      return chain.onSuccess(v -> LOG.debug("cards re-announced [url: {}, cards: {}]", url, cards.size()));
+    });
+  }
+
   /** The stored card of a login, or 404. */
   public Future<DirectoryRepository.StoredUser> get(String login) {
     return repository.find(login).map(found -> found.orElseThrow(() -> new ProtocolException(Status.NOT_FOUND,

@@ -11,7 +11,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.util.Json;
 
-/** Wires the directory: {@code directory.publish} and {@code directory.get}. */
+/** Wires the directory: {@code directory.publish}, {@code directory.get} and {@code directory.reannounce}. */
 public final class DirectoryVerticle extends VerticleBase {
   private final AppConfig config;
   private final Clock clock;
@@ -30,6 +30,8 @@ public final class DirectoryVerticle extends VerticleBase {
         message -> BusReplies.replyWith(message, directory.publish(message.body())));
     MessageConsumer<String> get = bus.localConsumer(Addresses.DIRECTORY_GET,
         message -> BusReplies.replyWith(message, directory.get(message.body())));
-    return Future.all(publish.completion(), get.completion());
+    MessageConsumer<String> reannounce = bus.localConsumer(Addresses.DIRECTORY_REANNOUNCE,
+        message -> directory.reannounce(message.body()));
+    return Future.all(publish.completion(), get.completion(), reannounce.completion());
   }
 }

@@ -2,6 +2,7 @@ package org.shine.server.peer;
 
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
@@ -14,10 +15,12 @@ import org.shine.server.config.AppConfig;
 /**
  * Owns this node's connections to other servers: one per URL, shared by every verticle through
  * {@link Addresses#PEER_REQUEST}. Connections to configured peers are kept open; others open on first use.
- * Publishes {@link Addresses#PEER_CONNECTED} with the URL on every (re)connection.
+ * On every (re)connection it publishes {@link Addresses#PEER_CONNECTED} (sync pulls) and asks the directory to
+ * re-announce the cards of the users served here ({@link Addresses#DIRECTORY_REANNOUNCE}).
  */
 public final class PeerVerticle extends VerticleBase {
   private static final int MAX_MESSAGE_BYTES = 4 << 20;
+  private static final DeliveryOptions LOCAL = new DeliveryOptions().setLocalOnly(true);
   private final AppConfig config;
   private final Map<String, PeerConnection> connections = new HashMap<>();
   private WebSocketClient client;
@@ -57,6 +60,9 @@ public final class PeerVerticle extends VerticleBase {
     // a peer applies its per-connection limit to us too; assume it is the same as ours
     return new PeerConnection(vertx, client, url, config.delivery().callTimeoutMs(),
         config.limits().maxInFlightPerConnection(), persistent,
-        connected -> vertx.eventBus().publish(Addresses.PEER_CONNECTED, connected));
+        connected -> {
+          vertx.eventBus().publish(Addresses.PEER_CONNECTED, connected, LOCAL);
+          vertx.eventBus().send(Addresses.DIRECTORY_REANNOUNCE, connected, LOCAL);
+        });
   }
 }

@@ -170,6 +170,28 @@ class DeliveryMachineryIT {
   }
 
   @Test
+  @DisplayName("a configured peer that was down while a card changed gets the card when it comes back")
+  void cardsReannouncedOnReconnect(Vertx vertx) {
+    int p2 = TestServer.freePort();
+    String u2 = "ws://127.0.0.1:" + p2 + "/ws";
+    try (TestDatabase db1 = TestDatabase.create(vertx);
+        TestDatabase db2 = TestDatabase.create(vertx);
+        TestServer s1 = TestServer.start("s1", db1.config(), Clock.systemUTC(),
+            "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + u2 + "\"}]}")) {
+      // GIVEN s2 is down while alice (served by s1) publishes her card
+      TestUser.create("alice").registerOn(vertx, s1);
+
+      // WHEN s2 starts, and s1's peer connection to it comes up
+      try (TestServer s2 = TestServer.start("s2", db2.config(), Clock.systemUTC(), "{}", p2)) {
+        ShineClient onS2 = ShineClient.connect(vertx, s2.url()).await();
+
+        // THEN s2 learns the card without anyone publishing it again
+        Eventually.until("s2 learns alice's card", 15_000, () -> version(onS2, "alice") == 1);
+      }
+    }
+  }
+
+  @Test
   @DisplayName("the retry worker's due-row query reads the partial index, not the table")
   void dueRowsComeFromThePartialIndex(Vertx vertx) {
     try (TestDatabase db = TestDatabase.create(vertx);
