@@ -4,6 +4,7 @@ import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,6 +41,10 @@ public final class DeliveryRepository {
       "SELECT d.state FROM dm_message m"
           + " LEFT JOIN dm_delivery d ON d.base_key = m.base_key AND d.revision = m.revision"
           + " WHERE m.owner = $1 AND m.base_key = $2 AND m.direction = 2";
+
+  private static final String STATE_OF = "SELECT state FROM dm_delivery WHERE base_key = $1 AND revision = $2";
+  private static final String LATEST_STATE =
+      "SELECT state FROM dm_delivery WHERE owner = $1 AND base_key = $2 ORDER BY revision DESC LIMIT 1";
 
   private final Pool pool;
 
@@ -83,28 +88,19 @@ public final class DeliveryRepository {
     });
   }
 
-  /** The state of the delivery row of {@code owner}'s read receipt {@code baseKey}, if any. */
-  public Future<Optional<DeliveryState>> receiptStatus(String owner, String baseKey) {
-    return pool.preparedQuery("SELECT state FROM dm_delivery WHERE owner = $1 AND base_key = $2 AND revision = 0")
-        .execute(Tuple.of(owner, baseKey))
-        .map(rows -> rows.size() == 0 ? Optional.empty()
-            : Optional.of(DeliveryState.fromWire(rows.iterator().next().getString(0))));
-  }
-
-  /** The state of one delivery row. */
+  /** The state of one delivery row (a read receipt's row is its baseKey at revision 0). */
   public Future<Optional<DeliveryState>> stateOf(String baseKey, long revision) {
-    return pool.preparedQuery("SELECT state FROM dm_delivery WHERE base_key = $1 AND revision = $2")
-        .execute(Tuple.of(baseKey, revision))
-        .map(rows -> rows.size() == 0 ? Optional.empty()
-            : Optional.of(DeliveryState.fromWire(rows.iterator().next().getString(0))));
+    return pool.preparedQuery(STATE_OF).execute(Tuple.of(baseKey, revision)).map(DeliveryRepository::firstState);
   }
 
-  /** The state of any delivery row of a message here, or empty when there is none. */
-  public Future<Optional<DeliveryState>> findState(String owner, String baseKey) {
-    return pool.preparedQuery("SELECT state FROM dm_delivery WHERE owner = $1 AND base_key = $2"
-            + " ORDER BY revision DESC LIMIT 1").execute(Tuple.of(owner, baseKey))
-        .map(rows -> rows.size() == 0 ? Optional.empty()
-            : Optional.of(DeliveryState.fromWire(rows.iterator().next().getString(0))));
+  /** The state of the newest revision's delivery row of a message here, or empty when there is none. */
+  public Future<Optional<DeliveryState>> latestState(String owner, String baseKey) {
+    return pool.preparedQuery(LATEST_STATE).execute(Tuple.of(owner, baseKey)).map(DeliveryRepository::firstState);
+  }
+
+  private static Optional<DeliveryState> firstState(RowSet<Row> rows) {
+    return rows.size() == 0 ? Optional.empty()
+        : Optional.of(DeliveryState.fromWire(rows.iterator().next().getString("state")));
   }
 
   /** A row claimed for one attempt; {@code pairBlob} is null when the revision was replaced meanwhile. */

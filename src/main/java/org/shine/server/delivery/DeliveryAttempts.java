@@ -110,8 +110,8 @@ public final class DeliveryAttempts {
   }
 
   private Future<DeliveryState> attempt(DeliveryTask task, boolean notifySender) {
-    Future<StoredUser> sender = requireUser(task.sender());
-    Future<StoredUser> recipient = requireUser(task.recipient());
+    Future<StoredUser> sender = directory.require(task.sender());
+    Future<StoredUser> recipient = directory.require(task.recipient());
     return Future.all(sender, recipient)
         .compose(v -> siblingSaysDelivered(task, sender.result()))
         .compose(siblingDelivered -> siblingDelivered ? Future.succeededFuture(true)
@@ -121,11 +121,6 @@ public final class DeliveryAttempts {
           return Future.succeededFuture(false);
         })
         .compose(acked -> record(task, acked, notifySender));
-  }
-
-  private Future<StoredUser> requireUser(String login) {
-    return directory.find(login).map(found -> found.orElseThrow(() -> new IllegalStateException(
-        "no card for " + login)));
   }
 
   private Future<Boolean> siblingSaysDelivered(DeliveryTask task, StoredUser sender) {
@@ -173,7 +168,7 @@ public final class DeliveryAttempts {
       return Future.failedFuture(new IllegalStateException("stored incoming copy does not parse", e));
     }
     if (task.receipt()) {
-      return requireUser(task.sender()).compose(reader -> signals.store(task.recipient(), incoming,
+      return directory.require(task.sender()).compose(reader -> signals.store(task.recipient(), incoming,
           reader.verifier(), false, null, 0)).mapEmpty();
     }
     CopyKey key = new CopyKey(task.recipient(), task.baseKey());

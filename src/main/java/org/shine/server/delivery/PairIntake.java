@@ -12,9 +12,6 @@ import org.shine.server.db.DmRepository.CopyWrite;
 import org.shine.server.db.DmRepository.DeliveryPlan;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.dm.DmKind;
-import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.ProtocolException;
-import org.shine.server.protocol.Status;
 
 /**
  * Takes a checked pair into the sender's store (seed §4 step 3): the sender's copy with its delivery row and
@@ -37,8 +34,7 @@ final class PairIntake {
   }
 
   Future<StoredUser> requireUser(String login) {
-    return directory.find(login).map(found -> found.orElseThrow(() -> new ProtocolException(Status.NOT_FOUND,
-        ErrorCode.USER_NOT_FOUND, "unknown user " + login)));
+    return directory.require(login);
   }
 
   /** Stores the pair for its sender; the outcome says what was written and, if so, the first attempt to run. */

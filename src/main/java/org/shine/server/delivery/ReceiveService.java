@@ -182,7 +182,7 @@ public final class ReceiveService {
       return Future.succeededFuture(new DeliveryPlan(DeliveryState.ACCEPTED, acceptedAt, attempt - 1,
           schedule.dueAt(acceptedAt, attempt), 0));
     }
-    return deliveries.findState(pair.from(), pair.baseKey()).compose(local -> local.isPresent()
+    return deliveries.latestState(pair.from(), pair.baseKey()).compose(local -> local.isPresent()
         // stored already: the plan is not used, the existing row is never reopened
         ? Future.succeededFuture(new DeliveryPlan(local.get(), acceptedAt, schedule.attempts(), null, 0))
         : peers.call(sourceUrl, Ops.GET_DM_DELIVERY_STATUS,
@@ -200,7 +200,7 @@ public final class ReceiveService {
     }
     String baseKey = key.baseKey();
     Future<java.util.Optional<DeliveryState>> state = key.kind() == DmKind.OUTGOING.code()
-        ? deliveries.status(key.from(), baseKey) : deliveries.receiptStatus(key.from(), baseKey);
+        ? deliveries.status(key.from(), baseKey) : deliveries.stateOf(baseKey, 0);
     return state.map(s -> new DeliveryStatus(messageKey, s.isPresent(),
         s.map(value -> value == DeliveryState.DELIVERED).orElse(false)));
   }

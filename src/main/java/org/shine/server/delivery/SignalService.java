@@ -67,7 +67,7 @@ public final class SignalService {
               attempts.release();
             }
             // a repeat (or no attempt capacity now): report what the receipt's delivery row says
-            return deliveries.receiptStatus(receipt.from(), receipt.baseKey())
+            return deliveries.stateOf(receipt.baseKey(), 0)
                 .map(state -> state.orElse(DeliveryState.ACCEPTED));
           })
           .map(state -> new SignalResult(receipt.messageKey(), receipt.ref(), state));

@@ -8,6 +8,9 @@ import java.util.Map;
 import java.util.Optional;
 import org.shine.server.bus.Addresses;
 import org.shine.server.db.DirectoryRepository;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.ProtocolException;
+import org.shine.server.protocol.Status;
 
 /**
  * A per-verticle read-through cache of users (key + current routes). Entries are dropped as soon as a card
@@ -56,6 +59,12 @@ public final class DirectoryCache {
         entries.remove(login);
       }
     });
+  }
+
+  /** The user, or a 404 {@code USER_NOT_FOUND} failure when the login has no card here. */
+  public Future<DirectoryRepository.StoredUser> require(String login) {
+    return find(login).map(found -> found.orElseThrow(() -> new ProtocolException(Status.NOT_FOUND,
+        ErrorCode.USER_NOT_FOUND, "unknown user " + login)));
   }
 
   private record Entry(DirectoryRepository.StoredUser user, long loadedAtNanos) {

@@ -12,6 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
@@ -70,8 +71,8 @@ public final class SyncPuller {
       return Future.succeededFuture(new PullStats(0, 0, 0));
     }
     PullStats stats = new PullStats(0, 0, 0);
-    return settingsPages(sibling, List.of(), stats)
-        .compose(s -> dmPages(sibling, List.of(), s))
+    return settingsPages(sibling, stats)
+        .compose(s -> dmPages(sibling, s))
         .compose(s -> repository.lag(sibling.serverLogin()).map(lag -> {
           LOG.info("sync pull [sibling: {}, settings: {}, dm: {}, rejected: {}, owed to it: {}, oldest owed: {} ms]",
               sibling.serverLogin(), s.settings(), s.dm(), s.rejected(), lag.unsynced(),
@@ -83,43 +84,42 @@ public final class SyncPuller {
         .onComplete(ar -> pulling.remove(sibling.url()));
   }
 
-  private Future<PullStats> settingsPages(Sibling sibling, List<Long> acks, PullStats stats) {
-    return peers.call(sibling.url(), Ops.USER_SETTINGS_SYNC_BATCH, request(acks, config.sync().pageSize()))
-        .compose(page -> {
-          List<Future<Long>> stored = new ArrayList<>();
-          for (JsonNode item : page.path("items")) {
-            stored.add(applySetting(item));
-          }
-          return collect(stored).compose(ok -> {
-            PullStats next = stats.plus(ok.size(), 0, stored.size() - ok.size());
-            return continueOrAck(sibling, Ops.USER_SETTINGS_SYNC_BATCH, page, ok, next,
-                () -> settingsPages(sibling, ok, next));
-          });
-        });
+  private Future<PullStats> settingsPages(Sibling sibling, PullStats stats) {
+    return pages(sibling, Ops.USER_SETTINGS_SYNC_BATCH, List.of(), stats, this::applySetting,
+        (before, stored, rejected) -> before.plus(stored, 0, rejected));
   }
 
-  private Future<PullStats> dmPages(Sibling sibling, List<Long> acks, PullStats stats) {
-    return peers.call(sibling.url(), Ops.DM_SYNC_BATCH, request(acks, config.sync().pageSize()))
-        .compose(page -> {
-          List<Future<Long>> stored = new ArrayList<>();
-          for (JsonNode item : page.path("items")) {
-            stored.add(applyDm(sibling, item));
-          }
-          return collect(stored).compose(ok -> {
-            PullStats next = stats.plus(0, ok.size(), stored.size() - ok.size());
-            return continueOrAck(sibling, Ops.DM_SYNC_BATCH, page, ok, next, () -> dmPages(sibling, ok, next));
-          });
-        });
+  private Future<PullStats> dmPages(Sibling sibling, PullStats stats) {
+    return pages(sibling, Ops.DM_SYNC_BATCH, List.of(), stats, item -> applyDm(sibling, item),
+        (before, stored, rejected) -> before.plus(0, stored, rejected));
   }
 
-  private Future<PullStats> continueOrAck(Sibling sibling, String op, JsonNode page, List<Long> ok, PullStats stats,
-      java.util.function.Supplier<Future<PullStats>> nextPage) {
-    if (page.path("hasMore").asBoolean(false) && !ok.isEmpty()) {
-      return nextPage.get();
-    }
-    // the last page's ACKs travel alone (a page of nothing but rejected items also ends the pull)
-    return ok.isEmpty() ? Future.succeededFuture(stats)
-        : peers.call(sibling.url(), op, request(ok, 0)).map(v -> stats);
+  /**
+   * Pages of one op until none is left: each request ACKs what the previous page stored; the last page's ACKs
+   * travel alone (a page of nothing but rejected items also ends the run, so it is not fetched forever).
+   */
+  private Future<PullStats> pages(Sibling sibling, String op, List<Long> acks, PullStats stats,
+      Function<JsonNode, Future<Long>> apply, Counter count) {
+    return peers.call(sibling.url(), op, request(acks, config.sync().pageSize())).compose(page -> {
+      List<Future<Long>> stored = new ArrayList<>();
+      for (JsonNode item : page.path("items")) {
+        stored.add(apply.apply(item));
+      }
+      return collect(stored).compose(ok -> {
+        PullStats next = count.add(stats, ok.size(), stored.size() - ok.size());
+        if (page.path("hasMore").asBoolean(false) && !ok.isEmpty()) {
+          return pages(sibling, op, ok, next, apply, count);
+        }
+        return ok.isEmpty() ? Future.succeededFuture(next)
+            : peers.call(sibling.url(), op, request(ok, 0)).map(v -> next);
+      });
+    });
+  }
+
+  /** Adds one page's stored and rejected items to the counts of its kind. */
+  @FunctionalInterface
+  private interface Counter {
+    PullStats add(PullStats before, int stored, int rejected);
   }
 
   private Future<Long> applySetting(JsonNode item) {

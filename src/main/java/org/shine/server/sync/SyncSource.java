@@ -3,6 +3,7 @@ package org.shine.server.sync;
 import io.vertx.core.Future;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.BiFunction;
 import org.shine.server.db.SyncRepository;
 
 /**
@@ -18,16 +19,19 @@ public final class SyncSource {
   }
 
   public Future<DmSyncPage> dmBatch(SyncBatchRequest request) {
-    return repository.ack(request.puller(), request.ackSyncIds()).compose(acked -> request.limit() == 0
-        ? Future.succeededFuture(new DmSyncPage(List.of(), false))
-        : repository.dmPage(request.puller(), request.limit() + 1).map(items -> new DmSyncPage(
-            items.subList(0, Math.min(items.size(), request.limit())), items.size() > request.limit())));
+    return page(request, repository::dmPage, DmSyncPage::new);
   }
 
   public Future<SettingsSyncPage> settingsBatch(SyncBatchRequest request) {
+    return page(request, repository::settingsPage, SettingsSyncPage::new);
+  }
+
+  /** ACKs first, then one more item than asked for, to tell whether more wait. */
+  private <I, P> Future<P> page(SyncBatchRequest request, BiFunction<String, Integer, Future<List<I>>> fetch,
+      BiFunction<List<I>, Boolean, P> build) {
     return repository.ack(request.puller(), request.ackSyncIds()).compose(acked -> request.limit() == 0
-        ? Future.succeededFuture(new SettingsSyncPage(List.of(), false))
-        : repository.settingsPage(request.puller(), request.limit() + 1).map(items -> new SettingsSyncPage(
+        ? Future.succeededFuture(build.apply(List.of(), false))
+        : fetch.apply(request.puller(), request.limit() + 1).map(items -> build.apply(
             items.subList(0, Math.min(items.size(), request.limit())), items.size() > request.limit())));
   }
 }
