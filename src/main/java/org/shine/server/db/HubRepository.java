@@ -43,6 +43,8 @@ public final class HubRepository {
           + " ORDER BY delivery_id LIMIT 1 FOR UPDATE) head"
           + " WHERE q.delivery_id = head.delivery_id AND head.visible_at_ms <= $2"
           + " RETURNING q.delivery_id, q.body";
+  private static final String RELEASE =
+      "UPDATE hub_queue SET visible_at_ms = 0 WHERE delivery_id = $1 AND NOT acked";
   private static final String ACK =
       "UPDATE hub_queue SET acked = true WHERE delivery_id = $1 AND login = $2 RETURNING delivery_id";
   private static final String EXPIRE =
@@ -124,6 +126,11 @@ public final class HubRepository {
       Row row = rows.iterator().next();
       return Optional.of(new QueuedEvent(row.getLong("delivery_id"), row.getString("body")));
     });
+  }
+
+  /** Makes a handed-out event visible again at once (it was taken but could not be handed to anyone). */
+  public Future<Void> release(long deliveryId) {
+    return pool.preparedQuery(RELEASE).execute(Tuple.of(deliveryId)).mapEmpty();
   }
 
   /** Acknowledges one of the user's deliveries (again: still true); false when the id is not the user's. */

@@ -187,31 +187,28 @@ public final class HubRoutes {
       }
       Promise<HubRepository.QueuedEvent> result = Promise.promise();
       MessageConsumer<String> wake = vertx.eventBus().consumer(Addresses.hubWake(login));
-      long deadline = System.currentTimeMillis() + holdMs;
-      long[] timer = new long[1];
-      Runnable retry = () -> hub.takeHead(login, clock.millis(), visibilityMs).onComplete(ar -> {
-        if (ar.failed()) {
-          result.tryFail(ar.cause());
-        } else if (ar.result().isPresent()) {
-          result.tryComplete(ar.result().get());
+      Runnable retry = () -> {
+        if (result.future().isComplete()) {
+          return;
         }
-      });
+        hub.takeHead(login, clock.millis(), visibilityMs).onComplete(ar -> {
+          if (ar.failed()) {
+            result.tryFail(ar.cause());
+          } else if (ar.result().isPresent() && !result.tryComplete(ar.result().get())) {
+            // the wait ended while this look was in flight: give the event back rather than hide it unseen
+            hub.release(ar.result().get().deliveryId());
+          }
+        });
+      };
       wake.handler(m -> retry.run());
       // a handed-out event whose visibility ends while we wait must be found too: look again now and then
-      long recheck = Math.max(100, Math.min(visibilityMs, 1000));
-      timer[0] = vertx.setPeriodic(recheck, id -> {
-        if (System.currentTimeMillis() >= deadline) {
-          result.tryComplete(null);
-        } else {
-          retry.run();
-        }
-      });
+      long recheck = vertx.setPeriodic(Math.max(100, Math.min(visibilityMs, 1000)), id -> retry.run());
       long end = vertx.setTimer(holdMs, id -> result.tryComplete(null));
       return wake.completion().compose(v -> {
         retry.run();
         return result.future();
       }).onComplete(ar -> {
-        vertx.cancelTimer(timer[0]);
+        vertx.cancelTimer(recheck);
         vertx.cancelTimer(end);
         wake.unregister();
       });
