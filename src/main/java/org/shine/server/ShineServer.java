@@ -13,7 +13,9 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.delivery.DeliveryVerticle;
 import org.shine.server.directory.DirectoryVerticle;
+import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.gateway.GatewayVerticle;
+import org.shine.server.hub.HubPollLimits;
 import org.shine.server.hub.HubVerticle;
 import org.shine.server.peer.PeerVerticle;
 import org.shine.server.retry.RetryVerticle;
@@ -28,6 +30,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ShineServer {
   private static final Logger LOG = LoggerFactory.getLogger(ShineServer.class);
+  /** Concurrent long polls of one user on one node (PROTOCOL §10: beyond, 429). */
+  private static final int HUB_POLLS_PER_USER = 4;
   private final Vertx vertx;
   private final AppConfig config;
   private final Clock clock;
@@ -44,6 +48,8 @@ public final class ShineServer {
 
   public Future<Void> start() {
     Codecs.register(vertx);
+    SignatureVerifier verifier = new SignatureVerifier(vertx, config.limits().verifyQueue());
+    HubPollLimits polls = new HubPollLimits(HUB_POLLS_PER_USER);
     AppConfig.Instances n = config.instances();
     return Database.prepare(vertx, config.db())
         .compose(v -> deploy(() -> new PeerVerticle(config), 1))
@@ -57,7 +63,7 @@ public final class ShineServer {
         .onSuccess(ids -> ids.<String>list().forEach(serviceDeployments::add))
         .compose(v -> deploy(() -> new RetryVerticle(config, clock), n.retry()))
         .onSuccess(id -> retryDeployment = id)
-        .compose(v -> deploy(() -> new GatewayVerticle(config, clock), n.gateway()))
+        .compose(v -> deploy(() -> new GatewayVerticle(config, clock, verifier, polls), n.gateway()))
         .onSuccess(id -> gatewayDeployment = id)
         .onSuccess(v -> LOG.info("server {} is up at {} (http {}:{})", config.serverLogin(), config.publicUrl(),
             config.http().host(), config.http().port()))

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.shine.server.client.KeyFile;
+import org.shine.server.dm.KeyFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

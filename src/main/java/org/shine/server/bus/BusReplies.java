@@ -6,6 +6,7 @@ import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
 import org.shine.server.db.StorageErrors;
+import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
@@ -48,6 +49,9 @@ public final class BusReplies {
   public static ProtocolException asProtocolException(Throwable failure) {
     if (failure instanceof ProtocolException protocol) {
       return protocol;
+    }
+    if (failure instanceof SignatureVerifier.QueueFullException full) {
+      return new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.OVERLOADED, full.getMessage());
     }
     if (StorageErrors.isUnavailable(failure)) {
       LOG.warn("storage unavailable: {}", failure.toString());

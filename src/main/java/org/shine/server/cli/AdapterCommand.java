@@ -13,7 +13,7 @@ import org.shine.server.adapter.EventHandler;
 import org.shine.server.adapter.HubAdapter;
 import org.shine.server.adapter.Inbox;
 import org.shine.server.adapter.PrintHandler;
-import org.shine.server.client.KeyFile;
+import org.shine.server.dm.KeyFile;
 
 /** {@code adapter run|dead|retry-dead}: the reference hub adapter from the shell. */
 public final class AdapterCommand {

@@ -17,7 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.shine.server.ShineServer;
-import org.shine.server.client.KeyFile;
+import org.shine.server.dm.KeyFile;
 import org.shine.server.client.ShineClient;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigLoader;

@@ -20,7 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.shine.server.adapter.HubAdapter;
 import org.shine.server.adapter.Inbox;
-import org.shine.server.client.KeyFile;
+import org.shine.server.dm.KeyFile;
 import org.shine.server.client.ShineClient;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.util.Json;

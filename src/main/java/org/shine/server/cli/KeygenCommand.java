@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Path;
 import java.util.Set;
-import org.shine.server.client.KeyFile;
+import org.shine.server.dm.KeyFile;
 import org.shine.server.dm.Logins;
 
 /** {@code keygen --out FILE [--login LOGIN]}: a new Ed25519 key pair, private file mode 600. */

@@ -23,6 +23,7 @@ import org.shine.server.dm.DmCodec;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKind;
 import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.dm.KeyFile;
 import org.shine.server.util.Json;
 import org.shine.server.util.WsUrls;
 

@@ -14,6 +14,8 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Base64;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -27,7 +29,9 @@ import org.shine.server.util.WsUrls;
  */
 public final class ConfigLoader {
   private static final ObjectMapper MAPPER = strictMapper();
-  private static final Set<String> PEER_KEYS = Set.of("serverLogin", "url");
+  /** A page must hold at least one item of the largest kind (a pair: two 70 KiB containers in base64). */
+  public static final int MIN_RESPONSE_BYTES = 262_144;
+  private static final Set<String> PEER_KEYS = Set.of("serverLogin", "url", "publicKeyB64", "legacy");
 
   private ConfigLoader() {
   }
@@ -133,6 +137,9 @@ public final class ConfigLoader {
           throw new ConfigException("unknown config key: peers[" + i + "]." + name);
         }
       }
+      if (!peer.has("legacy")) {
+        ((ObjectNode) peer).put("legacy", false);
+      }
     }
   }
 
@@ -168,10 +175,17 @@ public final class ConfigLoader {
     requireWsUrl(c.publicUrl(), "publicUrl");
     require(c.db().port() > 0 && c.db().port() <= 65535, "db.port must be 1..65535");
     require(c.db().poolSize() >= 1, "db.poolSize must be at least 1");
+    require(c.db().connectTimeoutMs() >= 1, "db.connectTimeoutMs must be positive");
+    require(c.db().statementTimeoutMs() >= 0, "db.statementTimeoutMs must not be negative (0: no limit)");
+    require(c.serverKeyFile() == null || !c.serverKeyFile().isBlank(), "serverKeyFile must be a path or null");
+    Set<String> peerLogins = new HashSet<>();
     for (int i = 0; i < c.peers().size(); i++) {
       AppConfig.Peer peer = c.peers().get(i);
       require(Logins.isValid(peer.serverLogin()), "peers[" + i + "].serverLogin must be a valid login");
+      require(peerLogins.add(peer.serverLogin()), "peers lists " + peer.serverLogin() + " twice");
       requireWsUrl(peer.url(), "peers[" + i + "].url");
+      require(peer.publicKeyB64() == null || isKey(peer.publicKeyB64()),
+          "peers[" + i + "].publicKeyB64 must be a standard base64 Ed25519 public key (32 bytes)");
     }
     List<Long> schedule = c.delivery().scheduleMs();
     require(!schedule.isEmpty() && schedule.get(0) == 0, "delivery.scheduleMs must start with 0");
@@ -191,13 +205,40 @@ public final class ConfigLoader {
     require(c.hub().visibilityTimeoutS() >= 1, "hub.visibilityTimeoutS must be positive");
     require(c.hub().maxWaitS() >= 0, "hub.maxWaitS must not be negative");
     require(c.hub().retentionS() >= 1, "hub.retentionS must be positive");
+    require(c.hub().refreshGraceS() >= 0, "hub.refreshGraceS must not be negative");
+    require(c.hub().challengesPerLogin() >= 1, "hub.challengesPerLogin must be positive");
     require(c.cluster().port() > 0 && c.cluster().port() <= 65535, "cluster.port must be 1..65535");
     require(!c.cluster().members().isEmpty(), "cluster.members must name at least one host");
-    require(c.limits().maxFrameBytes() >= 1024, "limits.maxFrameBytes must be at least 1024");
-    require(c.limits().maxInFlightPerConnection() >= 1, "limits.maxInFlightPerConnection must be positive");
+    require(c.cluster().host() != null && !c.cluster().host().isBlank(), "cluster.host must be a non-empty string");
+    AppConfig.Tls tls = c.cluster().tls();
+    require(tls == null || (tls.keyFile() != null && tls.certFile() != null && tls.trustFile() != null),
+        "cluster.tls must name keyFile, certFile and trustFile (PEM files)");
+    AppConfig.Limits l = c.limits();
+    require(l.maxFrameBytes() >= 1024, "limits.maxFrameBytes must be at least 1024");
+    require(l.maxInFlightPerConnection() >= 1, "limits.maxInFlightPerConnection must be positive");
+    require(l.maxConnections() >= 1, "limits.maxConnections must be positive");
+    require(l.maxConnectionsPerIp() >= 0, "limits.maxConnectionsPerIp must not be negative (0: no limit)");
+    require(l.authTimeoutMs() >= 1, "limits.authTimeoutMs must be positive");
+    require(l.idleTimeoutMs() >= 3, "limits.idleTimeoutMs must be at least 3");
+    require(l.maxResponseBytes() >= MIN_RESPONSE_BYTES, "limits.maxResponseBytes must be at least "
+        + MIN_RESPONSE_BYTES + " (one page must hold the largest item)");
+    require(l.sendsPerUserPerS() >= 1, "limits.sendsPerUserPerS must be positive");
+    require(l.writeQueueBytes() >= 1024, "limits.writeQueueBytes must be at least 1024");
+    require(l.slowReaderCloseMs() >= 1, "limits.slowReaderCloseMs must be positive");
+    require(l.verifyQueue() >= 1, "limits.verifyQueue must be positive");
+    require(c.admin().host() != null && !c.admin().host().isBlank(), "admin.host must be a non-empty string");
+    require(c.admin().port() >= 0 && c.admin().port() <= 65535, "admin.port must be 0..65535 (0: off)");
     AppConfig.Instances n = c.instances();
     require(n.gateway() >= 1 && n.delivery() >= 1 && n.retry() >= 1 && n.sync() >= 1 && n.hub() >= 1
         && n.directory() >= 1, "every instances count must be at least 1");
+  }
+
+  private static boolean isKey(String b64) {
+    try {
+      return b64.length() % 4 == 0 && Base64.getDecoder().decode(b64).length == 32;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
   }
 
   private static void requireWsUrl(String url, String key) {

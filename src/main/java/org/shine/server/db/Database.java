@@ -2,12 +2,14 @@ package org.shine.server.db;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.net.NetClientOptions;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.SqlClient;
+import java.util.concurrent.TimeUnit;
 import org.shine.server.config.AppConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,13 +29,26 @@ public final class Database {
     PoolOptions poolOptions = new PoolOptions()
         .setMaxSize(db.poolSize())
         .setMaxWaitQueueSize(10_000)
+        .setConnectionTimeout((int) Math.min(Integer.MAX_VALUE, db.connectTimeoutMs()))
+        .setConnectionTimeoutUnit(TimeUnit.MILLISECONDS)
         .setShared(true)
         .setName(POOL_NAME + ':' + db.host() + ':' + db.port() + '/' + db.database());
-    return PgBuilder.pool().with(poolOptions).connectingTo(connectOptions(db)).using(vertx).build();
+    return PgBuilder.pool().with(poolOptions).with(netOptions(db)).connectingTo(connectOptions(db)).using(vertx)
+        .build();
   }
 
+  /** A TCP connect to PostgreSQL gives up after {@code db.connectTimeoutMs}. */
+  public static NetClientOptions netOptions(AppConfig.Db db) {
+    return new NetClientOptions().setConnectTimeout((int) Math.min(Integer.MAX_VALUE, db.connectTimeoutMs()));
+  }
+
+  /** Every statement is cut at {@code db.statementTimeoutMs} (0: no limit). */
   public static PgConnectOptions connectOptions(AppConfig.Db db) {
-    return new PgConnectOptions()
+    return connectOptions(db, db.statementTimeoutMs());
+  }
+
+  private static PgConnectOptions connectOptions(AppConfig.Db db, long statementTimeoutMs) {
+    PgConnectOptions options = new PgConnectOptions()
         .setHost(db.host())
         .setPort(db.port())
         .setDatabase(db.database())
@@ -42,13 +57,17 @@ public final class Database {
         .setCachePreparedStatements(true)
         .setPipeliningLimit(256)
         .setReconnectAttempts(0);
+    // a run-time parameter in the startup message: PostgreSQL applies it to the whole session
+    options.addProperty("statement_timeout", Long.toString(statementTimeoutMs));
+    return options;
   }
 
   /** Makes sure the database exists and carries the current schema. */
   public static Future<Void> prepare(Vertx vertx, AppConfig.Db db) {
     return ensureDatabaseExists(vertx, db).compose(v -> {
+      // migrations may rewrite big tables: no statement timeout for them
       Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1))
-          .connectingTo(connectOptions(db)).using(vertx).build();
+          .connectingTo(connectOptions(db, 0)).using(vertx).build();
       return new Migrator(pool).migrate().eventually(pool::close);
     });
   }

@@ -18,6 +18,8 @@ import java.util.Set;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
+import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.hub.HubPollLimits;
 import org.shine.server.hub.HubRoutes;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Frames;
@@ -40,15 +42,19 @@ public final class GatewayVerticle extends VerticleBase {
 
   private final AppConfig config;
   private final Clock clock;
+  private final SignatureVerifier verifier;
+  private final HubPollLimits polls;
   private final Set<Session> sessions = new HashSet<>();
   private Frames frames;
   private OpDispatcher dispatcher;
   private HttpServer server;
   private boolean draining;
 
-  public GatewayVerticle(AppConfig config, Clock clock) {
+  public GatewayVerticle(AppConfig config, Clock clock, SignatureVerifier verifier, HubPollLimits polls) {
     this.config = config;
     this.clock = clock;
+    this.verifier = verifier;
+    this.polls = polls;
   }
 
   @Override
@@ -56,7 +62,7 @@ public final class GatewayVerticle extends VerticleBase {
     frames = new Frames(Json.MAPPER);
     dispatcher = new OpDispatcher(vertx, config, frames);
     Router router = Router.router(vertx);
-    new HubRoutes(vertx, config, Database.sharedPool(vertx, config.db()), clock).mount(router);
+    new HubRoutes(vertx, config, Database.sharedPool(vertx, config.db()), clock, verifier, polls).mount(router);
     router.get("/health").handler(ctx -> ctx.response()
         .setStatusCode(draining ? 503 : 200)
         .putHeader("content-type", "application/json")

@@ -18,8 +18,6 @@ import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.Base64;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
@@ -30,6 +28,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.HubRepository;
 import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.ProtocolException;
@@ -45,21 +44,24 @@ import org.shine.server.util.Json;
 public final class HubRoutes {
   private static final int MAX_BODY_BYTES = 16 * 1024;
   private static final long CHALLENGE_TTL_MS = 120_000;
-  private static final int MAX_POLLS_PER_USER = 4;
   private static final SecureRandom RANDOM = new SecureRandom();
   private final Vertx vertx;
   private final AppConfig config;
   private final HubRepository hub;
   private final DirectoryRepository directory;
   private final Clock clock;
-  private final Map<String, Integer> polling = new HashMap<>();
+  private final SignatureVerifier verifier;
+  private final HubPollLimits polls;
 
-  public HubRoutes(Vertx vertx, AppConfig config, Pool pool, Clock clock) {
+  public HubRoutes(Vertx vertx, AppConfig config, Pool pool, Clock clock, SignatureVerifier verifier,
+      HubPollLimits polls) {
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.hub = new HubRepository(pool);
     this.directory = new DirectoryRepository(pool);
     this.clock = Objects.requireNonNull(clock);
+    this.verifier = Objects.requireNonNull(verifier);
+    this.polls = Objects.requireNonNull(polls);
   }
 
   public void mount(Router router) {
@@ -102,11 +104,10 @@ public final class HubRoutes {
             return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NO_CHALLENGE,
                 "no live challenge was issued to " + login + " with that value"));
           }
-          if (!user.verifier().verify(signed, 0, signed.length, signature, 0)) {
-            return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.BAD_SIGNATURE,
-                "the challenge signature does not verify with " + login + "'s key"));
-          }
-          return hub.subscribe(login, clock.millis())
+          return verifier.check(() -> user.verifier().verify(signed, 0, signed.length, signature, 0))
+              .compose(valid -> valid ? hub.subscribe(login, clock.millis())
+                  : Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.BAD_SIGNATURE,
+                      "the challenge signature does not verify with " + login + "'s key")))
               .onSuccess(v -> vertx.eventBus().publish(Addresses.HUB_SUBSCRIBED, login))
               .compose(v -> issue(login, UUID.randomUUID().toString()));
         }));
@@ -155,17 +156,15 @@ public final class HubRoutes {
     }
     long wait = Math.min(waitS, config.hub().maxWaitS());
     authenticate(ctx).onFailure(failure -> fail(ctx, failure)).onSuccess(token -> {
-      int active = polling.getOrDefault(token.login(), 0);
-      if (active >= MAX_POLLS_PER_USER) {
+      if (!polls.tryAcquire(token.login())) {
         fail(ctx, new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.TOO_MANY_IN_FLIGHT,
-            "more than " + MAX_POLLS_PER_USER + " polls of one user at once"));
+            "more than " + polls.perUser() + " polls of one user at once on this server"));
         return;
       }
-      polling.merge(token.login(), 1, Integer::sum);
       // never hold the poll past the access token's life
       long holdMs = Math.max(0, Math.min(wait * 1000, token.expiresAtMs() - clock.millis()));
       poll(token.login(), holdMs).onComplete(ar -> {
-        polling.computeIfPresent(token.login(), (k, n) -> n > 1 ? n - 1 : null);
+        polls.release(token.login());
         if (ar.failed()) {
           fail(ctx, ar.cause());
         } else if (ar.result() != null) {

@@ -27,18 +27,29 @@ class ConfigLoaderTest {
         "serverLogin": "s2",
         "http": {"host": "0.0.0.0", "port": 7102},
         "publicUrl": "wss://dm.example.org/ws",
-        "db": {"host": "db.internal", "port": 6432, "database": "shine_s2", "user": "shine", "password": "pw", "poolSize": 8},
-        "peers": [{"serverLogin": "s1", "url": "ws://127.0.0.1:7101/ws"}, {"serverLogin": "s3", "url": "wss://s3.example.org/ws"}],
+        "serverKeyFile": "/etc/shine/server.key",
+        "db": {"host": "db.internal", "port": 6432, "database": "shine_s2", "user": "shine", "password": "pw", "poolSize": 8,
+               "connectTimeoutMs": 1500, "statementTimeoutMs": 0},
+        "peers": [{"serverLogin": "s1", "url": "ws://127.0.0.1:7101/ws", "publicKeyB64": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="},
+                  {"serverLogin": "s3", "url": "wss://s3.example.org/ws", "legacy": true}],
         "delivery": {"scheduleMs": [0, 1000, 2000], "askSiblingFromAttempt": 2,
                      "workerPeriodMs": 500, "leaseMs": 3000, "callTimeoutMs": 700,
                      "maxInFlight": 32, "queueCapacity": 100, "maxClockSkewMs": 1000},
         "sync": {"periodMs": 250, "pageSize": 50},
-        "hub": {"accessTtlS": 60, "refreshTtlS": 3600, "visibilityTimeoutS": 5, "maxWaitS": 10, "retentionS": 86400},
-        "limits": {"maxFrameBytes": 65536, "maxInFlightPerConnection": 8},
-        "cluster": {"enabled": true},
+        "hub": {"accessTtlS": 60, "refreshTtlS": 3600, "visibilityTimeoutS": 5, "maxWaitS": 10, "retentionS": 86400,
+                "refreshGraceS": 5, "challengesPerLogin": 4},
+        "limits": {"maxFrameBytes": 65536, "maxInFlightPerConnection": 8, "webSocketCompression": true,
+                   "maxConnections": 100, "maxConnectionsPerIp": 3, "authTimeoutMs": 2000, "idleTimeoutMs": 9000,
+                   "maxResponseBytes": 300000, "sendsPerUserPerS": 7, "writeQueueBytes": 4096,
+                   "slowReaderCloseMs": 1500, "verifyQueue": 20},
+        "metrics": {"enabled": false},
+        "admin": {"host": "127.0.0.2", "port": 7199},
+        "cluster": {"enabled": true, "host": "10.0.0.5", "tls": {"keyFile": "node.key", "certFile": "node.crt", "trustFile": "ca.crt"}},
         "instances": {"gateway": 4, "delivery": 2, "retry": 3, "sync": 5, "hub": 6, "directory": 7}
       }
       """;
+
+  private static final String PINNED_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 
   /** The example of PROTOCOL §11 exactly as printed there. */
   private static final String PROTOCOL_EXAMPLE = """
@@ -64,14 +75,18 @@ class ConfigLoaderTest {
       "s1",
       new AppConfig.Http("127.0.0.1", 7101),
       "ws://127.0.0.1:7101/ws",
-      new AppConfig.Db("127.0.0.1", 5432, "shine_s1", "postgres", "", 16),
+      null,
+      new AppConfig.Db("127.0.0.1", 5432, "shine_s1", "postgres", "", 16, 5000, 10_000),
       List.of(),
       new AppConfig.Delivery(List.of(0L, 30_000L, 300_000L, 1_500_000L, 3_600_000L), 3, 5000, 30_000, 5000, 256,
           10_000, 600_000),
       new AppConfig.Sync(5000, 200),
-      new AppConfig.Hub(900, 2_592_000, 30, 30, 604_800),
-      new AppConfig.Limits(262_144, 64),
-      new AppConfig.Cluster(false, List.of("127.0.0.1"), 5701),
+      new AppConfig.Hub(900, 2_592_000, 30, 30, 604_800, 30, 16),
+      new AppConfig.Limits(262_144, 64, false, 50_000, 0, 30_000, 300_000, 4_194_304, 200, 1_048_576, 30_000,
+          10_000),
+      new AppConfig.Metrics(true),
+      new AppConfig.Admin("127.0.0.1", 0),
+      new AppConfig.Cluster(false, List.of("127.0.0.1"), 5701, "127.0.0.1", null),
       new AppConfig.Instances(2, 1, 1, 1, 1, 1));
 
   private static AppConfig parse(String json) {
@@ -97,13 +112,18 @@ class ConfigLoaderTest {
         "s2",
         new AppConfig.Http("0.0.0.0", 7102),
         "wss://dm.example.org/ws",
-        new AppConfig.Db("db.internal", 6432, "shine_s2", "shine", "pw", 8),
-        List.of(new AppConfig.Peer("s1", "ws://127.0.0.1:7101/ws"), new AppConfig.Peer("s3", "wss://s3.example.org/ws")),
+        "/etc/shine/server.key",
+        new AppConfig.Db("db.internal", 6432, "shine_s2", "shine", "pw", 8, 1500, 0),
+        List.of(new AppConfig.Peer("s1", "ws://127.0.0.1:7101/ws", PINNED_KEY, false),
+            new AppConfig.Peer("s3", "wss://s3.example.org/ws", null, true)),
         new AppConfig.Delivery(List.of(0L, 1000L, 2000L), 2, 500, 3000, 700, 32, 100, 1000),
         new AppConfig.Sync(250, 50),
-        new AppConfig.Hub(60, 3600, 5, 10, 86_400),
-        new AppConfig.Limits(65_536, 8),
-        new AppConfig.Cluster(true, List.of("127.0.0.1"), 5701),
+        new AppConfig.Hub(60, 3600, 5, 10, 86_400, 5, 4),
+        new AppConfig.Limits(65_536, 8, true, 100, 3, 2000, 9000, 300_000, 7, 4096, 1500, 20),
+        new AppConfig.Metrics(false),
+        new AppConfig.Admin("127.0.0.2", 7199),
+        new AppConfig.Cluster(true, List.of("127.0.0.1"), 5701, "10.0.0.5",
+            new AppConfig.Tls("node.key", "node.crt", "ca.crt")),
         new AppConfig.Instances(4, 2, 3, 5, 6, 7)));
   }
 
@@ -114,8 +134,8 @@ class ConfigLoaderTest {
 
     assertThat(config.peers()).containsExactly(new AppConfig.Peer("s2", "ws://127.0.0.1:7102/ws"));
     assertThat(config).isEqualTo(new AppConfig(DEFAULTS.serverLogin(), DEFAULTS.http(), DEFAULTS.publicUrl(),
-        DEFAULTS.db(), config.peers(), DEFAULTS.delivery(), DEFAULTS.sync(), DEFAULTS.hub(), DEFAULTS.limits(),
-        DEFAULTS.cluster(), DEFAULTS.instances()));
+        DEFAULTS.serverKeyFile(), DEFAULTS.db(), config.peers(), DEFAULTS.delivery(), DEFAULTS.sync(), DEFAULTS.hub(),
+        DEFAULTS.limits(), DEFAULTS.metrics(), DEFAULTS.admin(), DEFAULTS.cluster(), DEFAULTS.instances()));
   }
 
   @Test
@@ -200,7 +220,7 @@ class ConfigLoaderTest {
 
     AppConfig config = ConfigLoader.parse(FULL_EXAMPLE, env);
 
-    assertThat(config.db()).isEqualTo(new AppConfig.Db("pg.example.org", 15432, "shine_env", "env_user", "env secret", 8));
+    assertThat(config.db()).isEqualTo(new AppConfig.Db("pg.example.org", 15432, "shine_env", "env_user", "env secret", 8, 1500, 0));
     assertThat(config.serverLogin()).isEqualTo("s2");
   }
 
@@ -208,15 +228,15 @@ class ConfigLoaderTest {
   @DisplayName("each SHINE_DB_* variable overrides only its own db value, and unrelated variables change nothing")
   void environmentOverridesOneByOne() {
     assertThat(ConfigLoader.parse(FULL_EXAMPLE, Map.of("SHINE_DB_HOST", "h2")).db())
-        .isEqualTo(new AppConfig.Db("h2", 6432, "shine_s2", "shine", "pw", 8));
+        .isEqualTo(new AppConfig.Db("h2", 6432, "shine_s2", "shine", "pw", 8, 1500, 0));
     assertThat(ConfigLoader.parse(FULL_EXAMPLE, Map.of("SHINE_DB_PORT", "1")).db())
-        .isEqualTo(new AppConfig.Db("db.internal", 1, "shine_s2", "shine", "pw", 8));
+        .isEqualTo(new AppConfig.Db("db.internal", 1, "shine_s2", "shine", "pw", 8, 1500, 0));
     assertThat(ConfigLoader.parse(FULL_EXAMPLE, Map.of("SHINE_DB_NAME", "n")).db())
-        .isEqualTo(new AppConfig.Db("db.internal", 6432, "n", "shine", "pw", 8));
+        .isEqualTo(new AppConfig.Db("db.internal", 6432, "n", "shine", "pw", 8, 1500, 0));
     assertThat(ConfigLoader.parse(FULL_EXAMPLE, Map.of("SHINE_DB_USER", "u")).db())
-        .isEqualTo(new AppConfig.Db("db.internal", 6432, "shine_s2", "u", "pw", 8));
+        .isEqualTo(new AppConfig.Db("db.internal", 6432, "shine_s2", "u", "pw", 8, 1500, 0));
     assertThat(ConfigLoader.parse(FULL_EXAMPLE, Map.of("SHINE_DB_PASSWORD", "p")).db())
-        .isEqualTo(new AppConfig.Db("db.internal", 6432, "shine_s2", "shine", "p", 8));
+        .isEqualTo(new AppConfig.Db("db.internal", 6432, "shine_s2", "shine", "p", 8, 1500, 0));
     assertThat(ConfigLoader.parse(FULL_EXAMPLE, Map.of("PATH", "/bin", "SHINE_HTTP_PORT", "1")))
         .isEqualTo(parse(FULL_EXAMPLE));
   }
@@ -270,6 +290,21 @@ class ConfigLoaderTest {
 
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {
+      "{\"peers\": [{\"serverLogin\": \"s2\", \"url\": \"ws://h/ws\", \"publicKeyB64\": \"AAEC\"}]}",
+      "{\"peers\": [{\"serverLogin\": \"s2\", \"url\": \"ws://h/ws\", \"publicKeyB64\": \"not base64!\"}]}",
+      "{\"peers\": [{\"serverLogin\": \"s2\", \"url\": \"ws://h/ws\", \"legacy\": \"yes\"}]}",
+      "{\"peers\": [{\"serverLogin\": \"s2\", \"url\": \"ws://h/ws\"}, {\"serverLogin\": \"s2\", \"url\": \"ws://g/ws\"}]}",
+      "{\"cluster\": {\"tls\": {\"keyFile\": \"k.pem\"}}}",
+      "{\"cluster\": {\"tls\": {\"keyFile\": \"k\", \"certFile\": \"c\", \"trustFile\": \"t\", \"x\": 1}}}",
+      "{\"serverKeyFile\": 7}",
+      "{\"serverKeyFile\": \" \"}"})
+  @DisplayName("a bad pinned key, legacy flag, duplicate peer, incomplete cluster.tls or serverKeyFile is rejected")
+  void badV2Keys(String json) {
+    assertRejected(json, "config");
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {
       "{\"peers\": [{\"serverLogin\": \"s2\"}]}",
       "{\"peers\": [{\"url\": \"ws://127.0.0.1:7102/ws\"}]}",
       "{\"peers\": [{}]}"})
@@ -289,7 +324,22 @@ class ConfigLoaderTest {
       "{\"sync\": {\"pageSize\": 0}}",
       "{\"limits\": {\"maxFrameBytes\": 10}}",
       "{\"instances\": {\"gateway\": 0}}",
-      "{\"instances\": {\"directory\": 0}}"})
+      "{\"instances\": {\"directory\": 0}}",
+      "{\"db\": {\"connectTimeoutMs\": 0}}",
+      "{\"db\": {\"statementTimeoutMs\": -1}}",
+      "{\"hub\": {\"refreshGraceS\": -1}}",
+      "{\"hub\": {\"challengesPerLogin\": 0}}",
+      "{\"limits\": {\"maxConnections\": 0}}",
+      "{\"limits\": {\"maxConnectionsPerIp\": -1}}",
+      "{\"limits\": {\"authTimeoutMs\": 0}}",
+      "{\"limits\": {\"idleTimeoutMs\": 0}}",
+      "{\"limits\": {\"maxResponseBytes\": 100000}}",
+      "{\"limits\": {\"sendsPerUserPerS\": 0}}",
+      "{\"limits\": {\"writeQueueBytes\": 10}}",
+      "{\"limits\": {\"slowReaderCloseMs\": 0}}",
+      "{\"limits\": {\"verifyQueue\": 0}}",
+      "{\"admin\": {\"port\": 70000}}",
+      "{\"cluster\": {\"host\": \"\"}}"})
   @DisplayName("out-of-range numbers are rejected")
   void outOfRangeNumbers(String json) {
     assertRejected(json, "invalid config");

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.shine.server.client.KeyFile;
+import org.shine.server.dm.KeyFile;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.protocol.ErrorCode;

@@ -3,7 +3,7 @@ package org.shine.server.support;
 import io.vertx.core.Vertx;
 import java.util.List;
 import java.util.Map;
-import org.shine.server.client.KeyFile;
+import org.shine.server.dm.KeyFile;
 import org.shine.server.client.ShineClient;
 
 /** A user with a key pair, registered on given servers, and helpers to open logged-in sessions. */

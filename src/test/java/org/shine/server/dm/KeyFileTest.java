@@ -1,4 +1,4 @@
-package org.shine.server.client;
+package org.shine.server.dm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package org.shine.server.client;
+package org.shine.server.dm;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Base64;
 import java.util.Optional;
-import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.util.Json;
 
 /** An Ed25519 key pair on disk as JSON ({@code publicKeyB64}, {@code privateKeyB64}, optional {@code login}). */
