@@ -3,6 +3,9 @@ package org.shine.server;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,10 +17,13 @@ import org.shine.server.db.Database;
 import org.shine.server.delivery.DeliveryVerticle;
 import org.shine.server.directory.DirectoryVerticle;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.gateway.ConnectionBudget;
 import org.shine.server.gateway.GatewayVerticle;
+import org.shine.server.gateway.SendRateLimiter;
 import org.shine.server.hub.HubPollLimits;
 import org.shine.server.hub.HubVerticle;
 import org.shine.server.peer.PeerVerticle;
+import org.shine.server.peer.ServerIdentity;
 import org.shine.server.retry.RetryVerticle;
 import org.shine.server.settings.SettingsVerticle;
 import org.shine.server.sync.SyncVerticle;
@@ -39,6 +45,7 @@ public final class ShineServer {
   private String peerDeployment;
   private String retryDeployment;
   private String gatewayDeployment;
+  private ServerIdentity identity;
 
   public ShineServer(Vertx vertx, AppConfig config, Clock clock) {
     this.vertx = Objects.requireNonNull(vertx);
@@ -50,20 +57,27 @@ public final class ShineServer {
     Codecs.register(vertx);
     SignatureVerifier verifier = new SignatureVerifier(vertx, config.limits().verifyQueue());
     HubPollLimits polls = new HubPollLimits(HUB_POLLS_PER_USER);
+    ConnectionBudget connections = new ConnectionBudget(config.limits().maxConnections(),
+        config.limits().maxConnectionsPerIp());
+    SendRateLimiter sendRates = new SendRateLimiter(config.limits().sendsPerUserPerS(),
+        config.limits().maxConnections(), System::nanoTime);
     AppConfig.Instances n = config.instances();
     return Database.prepare(vertx, config.db())
-        .compose(v -> deploy(() -> new PeerVerticle(config), 1))
+        .compose(v -> loadIdentity())
+        .onSuccess(loaded -> identity = loaded)
+        .compose(v -> deploy(() -> new PeerVerticle(config, identity, verifier, clock), 1))
         .onSuccess(id -> peerDeployment = id)
         .compose(v -> Future.all(
-            deploy(() -> new DirectoryVerticle(config, clock), n.directory()),
-            deploy(() -> new DeliveryVerticle(config, clock), n.delivery()),
+            deploy(() -> new DirectoryVerticle(config, clock, verifier), n.directory()),
+            deploy(() -> new DeliveryVerticle(config, clock, verifier), n.delivery()),
             deploy(() -> new SettingsVerticle(config, clock), 1),
             deploy(() -> new SyncVerticle(config, clock), n.sync()),
             deploy(() -> new HubVerticle(config, clock), n.hub())))
         .onSuccess(ids -> ids.<String>list().forEach(serviceDeployments::add))
-        .compose(v -> deploy(() -> new RetryVerticle(config, clock), n.retry()))
+        .compose(v -> deploy(() -> new RetryVerticle(config, clock, verifier), n.retry()))
         .onSuccess(id -> retryDeployment = id)
-        .compose(v -> deploy(() -> new GatewayVerticle(config, clock, verifier, polls), n.gateway()))
+        .compose(v -> deploy(() -> new GatewayVerticle(config, clock, identity, verifier, polls, connections,
+            sendRates), n.gateway()))
         .onSuccess(id -> gatewayDeployment = id)
         .onSuccess(v -> LOG.info("server {} is up at {} (http {}:{})", config.serverLogin(), config.publicUrl(),
             config.http().host(), config.http().port()))
@@ -82,6 +96,18 @@ public final class ShineServer {
         .compose(v -> undeploy(peerDeployment))
         .onComplete(ar -> LOG.debug("server {} stopped", config.serverLogin()))
         .mapEmpty();
+  }
+
+  /** This node's server identity (after {@link #start()}). */
+  public ServerIdentity identity() {
+    return identity;
+  }
+
+  /** The server key, read once per node start (PROTOCOL §6a). */
+  private Future<ServerIdentity> loadIdentity() {
+    Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1)).with(Database.netOptions(config.db()))
+        .connectingTo(Database.connectOptions(config.db())).using(vertx).build();
+    return ServerIdentity.load(config, pool, clock).eventually(pool::close);
   }
 
   private Future<Void> undeploy(String deploymentId) {

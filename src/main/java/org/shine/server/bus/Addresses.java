@@ -38,7 +38,12 @@ public final class Addresses {
   public static final String SETTINGS_SET = "settings.set";
   /** Peers: one request to another server ({@code PeerRequest} → {@code PeerResponse}). */
   public static final String PEER_REQUEST = "peer.request";
-  /** Published on this node only, with a peer URL, each time this node (re)connects to it. */
+  /** Peers: check another server's ServerAuthLogin against its key ({@code ServerLoginCheck} → Boolean). */
+  public static final String PEER_VERIFY_LOGIN = "peer.verify-login";
+  /**
+   * Published on this node only, with a peer URL, each time a connection to it is ready for sync: the peer accepted
+   * this server's login, or it is a v1 peer without server sessions.
+   */
   public static final String PEER_CONNECTED = "peer.connected";
   /** Hub: queue an event for a user who polls ({@code HubEvent}, local send). */
   public static final String HUB_ENQUEUE = "hub.enqueue";

@@ -23,6 +23,7 @@ import org.shine.server.directory.UserCard;
 import org.shine.server.hub.HubEvent;
 import org.shine.server.peer.PeerRequest;
 import org.shine.server.peer.PeerResponse;
+import org.shine.server.peer.ServerLoginCheck;
 
 /** The record types that travel on the local bus, each with the {@link LocalRecordCodec}. */
 public final class Codecs {
@@ -47,7 +48,8 @@ public final class Codecs {
       SetSettingCommand.class,
       UserSettings.class,
       PeerRequest.class,
-      PeerResponse.class);
+      PeerResponse.class,
+      ServerLoginCheck.class);
 
   private Codecs() {
   }

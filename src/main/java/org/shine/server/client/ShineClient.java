@@ -105,6 +105,24 @@ public final class ShineClient {
     });
   }
 
+  /**
+   * Logs this connection in as a server (ServerAuthChallenge + ServerAuthLogin, PROTOCOL §6a), signing with
+   * {@code sign}: (callee serverLogin, challengeB64) → signature. Answers the session's serverLogin.
+   */
+  public Future<JsonNode> serverLogin(String serverLogin,
+      java.util.function.BiFunction<String, String, byte[]> sign) {
+    return request("ServerAuthChallenge", object().put("serverLogin", serverLogin)).compose(challenge ->
+        request("ServerAuthLogin", object().put("serverLogin", serverLogin).put("signatureB64",
+            Base64.getEncoder().encodeToString(sign.apply(challenge.get("serverLogin").asText(),
+                challenge.get("challengeB64").asText())))));
+  }
+
+  /** As {@link #serverLogin(String, java.util.function.BiFunction)} with a raw Ed25519 private key. */
+  public Future<JsonNode> serverLogin(String serverLogin, byte[] privateKey) {
+    return serverLogin(serverLogin, (callee, challengeB64) -> Ed25519Signer.sign(privateKey,
+        ("SHiNE_SERVER_AUTH|" + callee + "|" + serverLogin + "|" + challengeB64).getBytes(StandardCharsets.UTF_8)));
+  }
+
   /** The serverLogin of the connected server (via an AuthChallenge that is never answered). */
   public Future<String> serverLogin(String anyLogin) {
     return request("AuthChallenge", object().put("login", anyLogin)).map(r -> r.get("serverLogin").asText());

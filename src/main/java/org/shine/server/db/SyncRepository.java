@@ -13,7 +13,8 @@ import java.util.Objects;
 
 /**
  * SQL of the two-server sync (PROTOCOL §8): outbox pages for a sibling, ACKs, resets, lag, and user settings
- * (last writer wins). A sibling only ever sees and ACKs items of owners it shares with this server.
+ * (last writer wins). A sibling only ever sees and ACKs items of owners whose current routes list both it and this
+ * server (PROTOCOL §6a).
  */
 public final class SyncRepository {
   /** Item types of {@code sync_outbox}. */
@@ -23,8 +24,12 @@ public final class SyncRepository {
   public static final int TOMBSTONE = 4;
   public static final int SETTING = 5;
 
+  /* owners whose current routes list both the puller ($1) and this server ($3) */
   private static final String SHARED_OWNERS =
-      "SELECT login FROM user_access_servers_current WHERE server_login = $1";
+      "SELECT o.login FROM user_access_servers_current o WHERE o.server_login = $1 AND EXISTS (SELECT 1 FROM"
+          + " user_access_servers_current m WHERE m.login = o.login AND m.server_login = $3)";
+  private static final String SHARED_ROUTE =
+      " AND EXISTS (SELECT 1 FROM user_access_servers_current m WHERE m.login = r.login AND m.server_login = $3)";
   private static final String ACK =
       "UPDATE sync_outbox SET synced = true WHERE sync_id = ANY($2::int8[]) AND NOT synced"
           + " AND owner IN (" + SHARED_OWNERS + ")";
@@ -37,7 +42,7 @@ public final class SyncRepository {
       "WITH page AS (SELECT o.sync_id, o.owner, o.item_type, o.item_key FROM user_access_servers_current r"
           + " CROSS JOIN LATERAL (SELECT x.sync_id, x.owner, x.item_type, x.item_key FROM sync_outbox x"
           + " WHERE x.owner = r.login AND NOT x.synced AND x.item_type IN (1, 2, 3, 4) ORDER BY x.sync_id LIMIT $2) o"
-          + " WHERE r.server_login = $1 ORDER BY o.sync_id LIMIT $2)"
+          + " WHERE r.server_login = $1" + SHARED_ROUTE + " ORDER BY o.sync_id LIMIT $2)"
           + " SELECT p.sync_id, p.owner, p.item_type, COALESCE(m.blob, s.blob) AS blob, m.pair_blob FROM page p"
           + " LEFT JOIN dm_message m ON p.item_type IN (1, 2) AND m.owner = p.owner AND m.base_key = p.item_key"
           + " LEFT JOIN dm_signal s ON p.item_type IN (3, 4) AND s.owner = p.owner AND s.signal_key = p.item_key"
@@ -46,13 +51,14 @@ public final class SyncRepository {
       "WITH page AS (SELECT o.sync_id, o.owner, o.item_key FROM user_access_servers_current r"
           + " CROSS JOIN LATERAL (SELECT x.sync_id, x.owner, x.item_key FROM sync_outbox x"
           + " WHERE x.owner = r.login AND NOT x.synced AND x.item_type = 5 ORDER BY x.sync_id LIMIT $2) o"
-          + " WHERE r.server_login = $1 ORDER BY o.sync_id LIMIT $2)"
+          + " WHERE r.server_login = $1" + SHARED_ROUTE + " ORDER BY o.sync_id LIMIT $2)"
           + " SELECT p.sync_id, p.owner, s.key, s.value_json, s.updated_at_ms FROM page p"
           + " JOIN user_setting s ON s.owner = p.owner AND s.key = p.item_key ORDER BY p.sync_id";
   private static final String MARK_UNSYNCED =
       "UPDATE sync_outbox SET synced = false WHERE owner = $1 AND synced";
   private static final String LAG =
-      "SELECT count(*), min(created_at_ms) FROM sync_outbox WHERE NOT synced AND owner IN (" + SHARED_OWNERS + ")";
+      "SELECT count(*), min(created_at_ms) FROM sync_outbox WHERE NOT synced AND owner IN ("
+          + SHARED_OWNERS.replace("$3", "$2") + ")";
   private static final String SIBLINGS =
       "SELECT DISTINCT other.server_login, other.url FROM user_access_servers_current mine"
           + " JOIN user_access_servers_current other ON other.login = mine.login AND other.server_login <> $1"
@@ -63,7 +69,8 @@ public final class SyncRepository {
   private static final String SET_LOCAL =
       "WITH written AS (INSERT INTO user_setting AS s (owner, key, value_json, updated_at_ms) VALUES ($1, $2, $3, $4)"
           + " ON CONFLICT (owner, key) DO UPDATE SET value_json = EXCLUDED.value_json,"
-          + " updated_at_ms = GREATEST(EXCLUDED.updated_at_ms, s.updated_at_ms + 1)"
+          // LEAST keeps the + 1 from overflowing whatever is stored
+          + " updated_at_ms = GREATEST(EXCLUDED.updated_at_ms, LEAST(s.updated_at_ms, 9223372036854775806) + 1)"
           + " RETURNING owner, key, updated_at_ms),"
           + " outbox AS (INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms)"
           + " SELECT owner, 5, key, updated_at_ms, false, $4 FROM written ON CONFLICT DO NOTHING)"
@@ -80,9 +87,12 @@ public final class SyncRepository {
           + " SELECT count(*) FROM written";
 
   private final Pool pool;
+  private final String self;
 
-  public SyncRepository(Pool pool) {
+  /** {@code self}: this server's serverLogin. */
+  public SyncRepository(Pool pool, String self) {
     this.pool = Objects.requireNonNull(pool);
+    this.self = Objects.requireNonNull(self);
   }
 
   /** Marks the given items of owners shared with {@code puller} as synced; answers how many flipped. */
@@ -90,13 +100,13 @@ public final class SyncRepository {
     if (syncIds.isEmpty()) {
       return Future.succeededFuture(0);
     }
-    return pool.preparedQuery(ACK).execute(Tuple.tuple(List.of(puller, syncIds.toArray(new Long[0]))))
+    return pool.preparedQuery(ACK).execute(Tuple.tuple(List.of(puller, syncIds.toArray(new Long[0]), self)))
         .map(rows -> rows.rowCount());
   }
 
   /** The oldest unsynced DM items (pairs and incoming copies) of owners shared with {@code puller}. */
   public Future<List<DmItem>> dmPage(String puller, int limit) {
-    return pool.preparedQuery(DM_PAGE).execute(Tuple.of(puller, limit)).map(rows -> {
+    return pool.preparedQuery(DM_PAGE).execute(Tuple.of(puller, limit, self)).map(rows -> {
       List<DmItem> items = new ArrayList<>(rows.size());
       for (Row row : rows) {
         Buffer pair = row.getBuffer("pair_blob");
@@ -109,7 +119,7 @@ public final class SyncRepository {
 
   /** The oldest unsynced settings items of owners shared with {@code puller}. */
   public Future<List<SettingItem>> settingsPage(String puller, int limit) {
-    return pool.preparedQuery(SETTINGS_PAGE).execute(Tuple.of(puller, limit)).map(rows -> {
+    return pool.preparedQuery(SETTINGS_PAGE).execute(Tuple.of(puller, limit, self)).map(rows -> {
       List<SettingItem> items = new ArrayList<>(rows.size());
       for (Row row : rows) {
         items.add(new SettingItem(row.getLong("sync_id"), row.getString("owner"), row.getString("key"),
@@ -126,7 +136,7 @@ public final class SyncRepository {
 
   /** Unsynced items owed to {@code sibling} and the creation time of the oldest (null when none). */
   public Future<Lag> lag(String sibling) {
-    return pool.preparedQuery(LAG).execute(Tuple.of(sibling)).map(rows -> {
+    return pool.preparedQuery(LAG).execute(Tuple.of(sibling, self)).map(rows -> {
       Row row = rows.iterator().next();
       return new Lag(row.getLong(0), row.getLong(1));
     });

@@ -1,7 +1,6 @@
 package org.shine.server.delivery;
 
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,6 +15,7 @@ import org.shine.server.db.DmRepository.StoredCopy;
 import org.shine.server.db.MicroBatcher;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
@@ -29,16 +29,16 @@ import org.shine.server.protocol.Status;
 final class CopyStore {
   private static final int MAX_BATCH = 128;
   private static final int CONCURRENT_BATCHES = 4;
-  private final Vertx vertx;
   private final DmRepository messages;
   private final Clock clock;
+  private final SignatureVerifier verifier;
   private final MicroBatcher<CopyKey, Optional<StoredCopy>> lookups;
   private final MicroBatcher<List<CopyWrite>, Set<CopyKey>> writes;
 
-  CopyStore(Vertx vertx, DmRepository messages, Clock clock, int queueCapacity) {
-    this.vertx = Objects.requireNonNull(vertx);
+  CopyStore(DmRepository messages, Clock clock, SignatureVerifier verifier, int queueCapacity) {
     this.messages = Objects.requireNonNull(messages);
     this.clock = Objects.requireNonNull(clock);
+    this.verifier = Objects.requireNonNull(verifier);
     this.lookups = new MicroBatcher<>(this::lookupBatch, key -> key, MAX_BATCH, CONCURRENT_BATCHES, queueCapacity);
     this.writes = new MicroBatcher<>(this::writeBatch, copies -> copies.get(0).key().baseKey(), MAX_BATCH,
         CONCURRENT_BATCHES, queueCapacity);
@@ -46,15 +46,17 @@ final class CopyStore {
 
   /**
    * Stores {@code copies} (the first is the owner's copy {@code primary}, with bytes {@code primaryBlob} and, for
-   * an outgoing copy, {@code primaryPairBlob}) after verifying {@code signed} with {@code authorKey}.
+   * an outgoing copy, {@code primaryPairBlob}) after verifying {@code signed} with {@code authorKey}. What is not an
+   * identical repeat must first pass {@code checkNew} (it throws a {@link ProtocolException} to refuse).
    */
   Future<StoreOutcome> store(CopyKey primary, long revision, byte[] primaryBlob, byte[] primaryPairBlob,
-      List<DmContainer> signed, Ed25519Signer.PublicKey authorKey, List<CopyWrite> copies) {
+      List<DmContainer> signed, Ed25519Signer.PublicKey authorKey, List<CopyWrite> copies, Runnable checkNew) {
     return lookups.submit(primary).compose(stored -> {
       Optional<StoreOutcome> answered = answerFromStored(primary, revision, primaryBlob, primaryPairBlob, stored);
       if (answered.isPresent()) {
         return Future.succeededFuture(answered.get());
       }
+      checkNew.run();
       return verify(signed, authorKey).compose(v -> writes.submit(copies)).compose(written -> {
         if (written.contains(primary)) {
           return Future.succeededFuture(StoreOutcome.stored(written));
@@ -86,7 +88,7 @@ final class CopyStore {
   }
 
   private Future<Void> verify(List<DmContainer> signed, Ed25519Signer.PublicKey authorKey) {
-    return vertx.executeBlocking(() -> signed.stream().allMatch(c -> c.verifySignature(authorKey)), false)
+    return verifier.check(() -> signed.stream().allMatch(c -> c.verifySignature(authorKey)))
         .compose(valid -> valid ? Future.succeededFuture() : Future.failedFuture(ProtocolException.badRequest(
             ErrorCode.BAD_SIGNATURE, "a container signature does not verify with " + signed.get(0).from()
                 + "'s key")));

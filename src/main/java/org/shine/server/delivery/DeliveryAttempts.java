@@ -169,7 +169,7 @@ public final class DeliveryAttempts {
     }
     if (task.receipt()) {
       return directory.require(task.sender()).compose(reader -> signals.store(task.recipient(), incoming,
-          reader.verifier(), false, null, 0)).mapEmpty();
+          reader.verifier(), false, null, 0, () -> { })).mapEmpty();
     }
     CopyKey key = new CopyKey(task.recipient(), task.baseKey());
     return copies.writeVerified(List.of(CopyWrite.incoming(key, task.sender(), incoming.createdAtMs(),

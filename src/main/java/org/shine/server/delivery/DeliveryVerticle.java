@@ -9,6 +9,7 @@ import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
+import org.shine.server.dm.SignatureVerifier;
 
 /**
  * Wires the message store and the first delivery attempt: {@code dm.send-pair}, {@code dm.history},
@@ -17,28 +18,38 @@ import org.shine.server.db.Database;
 public final class DeliveryVerticle extends VerticleBase {
   private final AppConfig config;
   private final Clock clock;
+  private final SignatureVerifier verifier;
 
-  public DeliveryVerticle(AppConfig config, Clock clock) {
+  public DeliveryVerticle(AppConfig config, Clock clock, SignatureVerifier verifier) {
     this.config = config;
     this.clock = clock;
+    this.verifier = verifier;
+  }
+
+  /** One more entry than asked for tells whether older ones exist; the page also ends at the byte cap. */
+  private Future<HistoryPage> history(DeliveryModule module, HistoryQuery query) {
+    HistoryQuery oneMore = new HistoryQuery(query.owner(), query.peer(), query.beforeCreatedAtMs(), query.limit() + 1);
+    return module.messages.history(oneMore)
+        .map(read -> HistoryPage.of(read, query.limit(), config.limits().maxResponseBytes()));
   }
 
   @Override
   public Future<?> start() {
-    DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock);
+    DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock,
+        verifier);
     SendPairService send = new SendPairService(vertx, config, module.intake, module.attempts, module.peers,
-        module.frames, clock);
+        module.frames, module.skew);
     SignalService signals = new SignalService(config, module.intake, module.signals, module.attempts,
-        module.deliveries, clock);
+        module.deliveries, clock, module.skew);
     ReceiveService receive = new ReceiveService(vertx, config, module.intake, module.copies, module.attempts,
-        module.deliveries, module.peers, module.frames, clock, signals);
+        module.deliveries, module.peers, module.frames, clock, signals, module.skew);
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
         module.start(),
         bus.<SendPairCommand>localConsumer(Addresses.DM_SEND_PAIR,
             m -> BusReplies.replyWith(m, send.send(m.body()))).completion(),
         bus.<HistoryQuery>localConsumer(Addresses.DM_HISTORY,
-            m -> BusReplies.replyWith(m, module.messages.history(m.body()).map(HistoryPage::new))).completion(),
+            m -> BusReplies.replyWith(m, history(module, m.body()))).completion(),
         bus.<ReceiveIncomingCommand>localConsumer(Addresses.DM_RECEIVE_INCOMING,
             m -> BusReplies.replyWith(m, receive.receiveIncoming(m.body()))).completion(),
         bus.<ReceiveOutgoingCommand>localConsumer(Addresses.DM_RECEIVE_OUTGOING,

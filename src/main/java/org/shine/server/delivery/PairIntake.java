@@ -37,30 +37,35 @@ final class PairIntake {
     return directory.require(login);
   }
 
-  /** Stores the pair for its sender; the outcome says what was written and, if so, the first attempt to run. */
-  Future<Intake> store(SignedPair pair, StoredUser sender, StoredUser recipient, boolean synced) {
+  /**
+   * Stores the pair for its sender once it passes {@code checkNew} (not run for an identical repeat); the outcome
+   * says what was written and, if so, the first attempt to run.
+   */
+  Future<Intake> store(SignedPair pair, StoredUser sender, StoredUser recipient, boolean synced, Runnable checkNew) {
     long now = clock.millis();
     if (recipient.servedBy(config.serverLogin())) {
-      return write(pair, sender, recipient, synced, new DeliveryPlan(DeliveryState.DELIVERED, now, 1, null, 0), false);
+      return write(pair, sender, recipient, synced, new DeliveryPlan(DeliveryState.DELIVERED, now, 1, null, 0), false,
+          checkNew);
     }
     boolean attemptReserved = attempts.reserve();
     DeliveryPlan plan = new DeliveryPlan(DeliveryState.ACCEPTED, now, 0, now,
         attemptReserved ? now + config.delivery().leaseMs() : 0);
-    return write(pair, sender, recipient, synced, plan, attemptReserved);
+    return write(pair, sender, recipient, synced, plan, attemptReserved, checkNew);
   }
 
   /**
    * Stores a pair that came by sync (synced on arrival) with a delivery row planned by its age; a recipient
    * served here still gets its copy, and the pair is then delivered.
    */
-  Future<Intake> storeSynced(SignedPair pair, StoredUser sender, StoredUser recipient, DeliveryPlan plan) {
+  Future<Intake> storeSynced(SignedPair pair, StoredUser sender, StoredUser recipient, DeliveryPlan plan,
+      Runnable checkNew) {
     DeliveryPlan effective = recipient.servedBy(config.serverLogin())
         ? new DeliveryPlan(DeliveryState.DELIVERED, plan.acceptedAtMs(), 1, null, 0) : plan;
-    return write(pair, sender, recipient, true, effective, false);
+    return write(pair, sender, recipient, true, effective, false, checkNew);
   }
 
   private Future<Intake> write(SignedPair pair, StoredUser sender, StoredUser recipient, boolean synced,
-      DeliveryPlan plan, boolean attemptReserved) {
+      DeliveryPlan plan, boolean attemptReserved, Runnable checkNew) {
     boolean recipientHere = recipient.servedBy(config.serverLogin());
     CopyKey senderCopy = new CopyKey(pair.from(), pair.baseKey());
     List<CopyWrite> writes = new ArrayList<>(2);
@@ -72,7 +77,7 @@ final class PairIntake {
           pair.incoming().bytes(), false));
     }
     return copies.store(senderCopy, pair.revision(), pair.outgoing().bytes(), pair.incoming().bytes(),
-            List.of(pair.outgoing(), pair.incoming()), sender.verifier(), writes)
+            List.of(pair.outgoing(), pair.incoming()), sender.verifier(), writes, checkNew)
         .map(outcome -> {
           boolean firstAttempt = attemptReserved && outcome.wrote(senderCopy);
           if (attemptReserved && !firstAttempt) {

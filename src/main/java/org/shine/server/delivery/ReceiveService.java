@@ -26,9 +26,10 @@ import org.shine.server.protocol.Status;
 /**
  * The server-to-server operations of PROTOCOL §6: {@code ReceiveIncomingMessage} (a copy for a user served here),
  * {@code ReceiveOutcomingMessage} (a pair for a sender served here, who then gets its own delivery state and
- * attempts, seed §6) and the read-only {@code GetDmDeliveryStatus}. {@code sourceServerLogin} is taken on trust
- * (seed §10) but every container is verified against its author's key; an item is synced on arrival only when
- * it comes from the owner's sibling.
+ * attempts, seed §6) and the read-only {@code GetDmDeliveryStatus}. They stay open to any caller (seed §10), and
+ * every container is verified against its author's key; the commands carry the source only when the gateway trusts
+ * it (an authenticated server session, PROTOCOL §6a), and an item is synced on arrival only when that trusted source
+ * is the owner's sibling.
  */
 public final class ReceiveService {
   private final Vertx vertx;
@@ -41,9 +42,12 @@ public final class ReceiveService {
   private final Frames frames;
   private final Clock clock;
   private final SignalService signals;
+  private final ClockSkew skew;
 
   ReceiveService(Vertx vertx, AppConfig config, PairIntake intake, CopyStore copies, DeliveryAttempts attempts,
-      DeliveryRepository deliveries, PeerCalls peers, Frames frames, Clock clock, SignalService signals) {
+      DeliveryRepository deliveries, PeerCalls peers, Frames frames, Clock clock, SignalService signals,
+      ClockSkew skew) {
+    this.skew = Objects.requireNonNull(skew);
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.intake = Objects.requireNonNull(intake);
@@ -77,6 +81,10 @@ public final class ReceiveService {
       return Future.failedFuture(ProtocolException.badRequest(ErrorCode.WRONG_KIND,
           "ReceiveIncomingMessage takes kind 1, 3 or 4"));
     }
+    if (incoming.from().equals(incoming.to())) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.SELF_MESSAGE,
+          "a message must be sent to another user"));
+    }
     if (expectedOwner != null && !expectedOwner.equals(incoming.to())) {
       return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
           "an incoming item belongs to its recipient"));
@@ -89,7 +97,7 @@ public final class ReceiveService {
       boolean synced = fromSibling(owner.result(), command.sourceServerLogin());
       return copies.store(key, incoming.revision(), incoming.bytes(), null, List.of(incoming),
               author.result().verifier(), List.of(CopyWrite.incoming(key, incoming.from(), incoming.createdAtMs(),
-                  incoming.revision(), incoming.bytes(), synced)))
+                  incoming.revision(), incoming.bytes(), synced)), skew.forServerOp(incoming))
           .map(outcome -> {
             if (outcome.wrote(key)) {
               Events.pushIncoming(vertx, frames, incoming.to(), incoming);
@@ -112,7 +120,7 @@ public final class ReceiveService {
     return Future.all(sender, recipient).compose(v -> {
       requireServed(sender.result());
       boolean synced = fromSibling(sender.result(), command.sourceServerLogin());
-      return intake.store(pair, sender.result(), recipient.result(), synced);
+      return intake.store(pair, sender.result(), recipient.result(), synced, skew.forServerOp(pair.outgoing()));
     }).map(stored -> {
       if (stored.recipientCopyWritten()) {
         Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());
@@ -126,12 +134,24 @@ public final class ReceiveService {
   }
 
   /**
-   * Stores one item pulled from the owner's sibling (synced on arrival, so it never bounces back). A pair gets a
+   * Stores one item pulled from the owner's sibling (synced on arrival, so it never bounces back); the owner's
+   * current routes must list both this server and that sibling. A pair gets a
    * delivery row by its age (PROTOCOL §8): younger than the last schedule point, it joins the schedule at the
    * next point still ahead; older, one {@code GetDmDeliveryStatus} to the source decides delivered or failed
    * and nothing is sent. A pair already stored here keeps its state.
    */
   public Future<Void> applySynced(SyncedItem item) {
+    return intake.requireUser(item.owner()).compose(owner -> {
+      if (!owner.servedBy(config.serverLogin()) || !owner.servedBy(item.sourceServerLogin())) {
+        return Future.failedFuture(new ProtocolException(Status.FORBIDDEN, ErrorCode.NOT_SIBLING,
+            item.sourceServerLogin() + " and " + config.serverLogin() + " are not both access servers of "
+                + item.owner()));
+      }
+      return applyFromSibling(item);
+    });
+  }
+
+  private Future<Void> applyFromSibling(SyncedItem item) {
     if (!item.pair()) {
       if (item.blobs().size() != 1) {
         return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
@@ -161,7 +181,8 @@ public final class ReceiveService {
           requireServed(sender.result());
           return planByAge(pair, recipient.result(), item.sourceUrl());
         })
-        .compose(plan -> intake.storeSynced(pair, sender.result(), recipient.result(), plan))
+        .compose(plan -> intake.storeSynced(pair, sender.result(), recipient.result(), plan,
+            skew.forServerOp(pair.outgoing())))
         .map(stored -> {
           if (stored.recipientCopyWritten()) {
             Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());

@@ -2,7 +2,6 @@ package org.shine.server.delivery;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import java.time.Clock;
 import java.util.Base64;
 import java.util.Objects;
 import org.shine.server.config.AppConfig;
@@ -30,17 +29,17 @@ public final class SendPairService {
   private final DeliveryAttempts attempts;
   private final PeerCalls peers;
   private final Frames frames;
-  private final Clock clock;
+  private final ClockSkew skew;
 
   SendPairService(Vertx vertx, AppConfig config, PairIntake intake, DeliveryAttempts attempts, PeerCalls peers,
-      Frames frames, Clock clock) {
+      Frames frames, ClockSkew skew) {
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.intake = Objects.requireNonNull(intake);
     this.attempts = Objects.requireNonNull(attempts);
     this.peers = Objects.requireNonNull(peers);
     this.frames = Objects.requireNonNull(frames);
-    this.clock = Objects.requireNonNull(clock);
+    this.skew = Objects.requireNonNull(skew);
   }
 
   public Future<SendPairResult> send(SendPairCommand command) {
@@ -53,7 +52,8 @@ public final class SendPairService {
     Future<StoredUser> sender = intake.requireUser(pair.from());
     Future<StoredUser> recipient = intake.requireUser(pair.to());
     return Future.all(sender, recipient)
-        .compose(v -> intake.store(pair, sender.result(), recipient.result(), false))
+        .compose(v -> intake.store(pair, sender.result(), recipient.result(), false,
+            skew.forSession(pair.outgoing())))
         .compose(stored -> {
           if (stored.recipientCopyWritten()) {
             Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());
@@ -74,7 +74,6 @@ public final class SendPairService {
       throw new ProtocolException(Status.FORBIDDEN, ErrorCode.FORBIDDEN_AUTHOR,
           "the pair's author " + pair.from() + " is not the session's login " + command.login());
     }
-    ClockSkew.require(pair.outgoing().createdAtMs(), clock, config.delivery().maxClockSkewMs());
     return pair;
   }
 

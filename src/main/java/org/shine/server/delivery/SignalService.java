@@ -27,9 +27,11 @@ public final class SignalService {
   private final DeliveryAttempts attempts;
   private final DeliveryRepository deliveries;
   private final Clock clock;
+  private final ClockSkew skew;
 
   SignalService(AppConfig config, PairIntake users, SignalStore signals, DeliveryAttempts attempts,
-      DeliveryRepository deliveries, Clock clock) {
+      DeliveryRepository deliveries, Clock clock, ClockSkew skew) {
+    this.skew = Objects.requireNonNull(skew);
     this.config = Objects.requireNonNull(config);
     this.users = Objects.requireNonNull(users);
     this.signals = Objects.requireNonNull(signals);
@@ -52,7 +54,7 @@ public final class SignalService {
       long now = clock.millis();
       boolean reserved = attempts.reserve();
       return signals.store(receipt.from(), receipt, reader.result().verifier(), false, receipt.baseKey(),
-              reserved ? now + config.delivery().leaseMs() : 0)
+              reserved ? now + config.delivery().leaseMs() : 0, skew.forSession(receipt))
           .onFailure(failure -> {
             if (reserved) {
               attempts.release();
@@ -83,7 +85,7 @@ public final class SignalService {
       return Future.failedFuture(e);
     }
     return users.requireUser(login).compose(author -> signals.store(login, tombstone, author.verifier(), false,
-        null, 0)).map(isNew -> new SignalResult(tombstone.messageKey(), tombstone.ref(), null));
+        null, 0, skew.forSession(tombstone))).map(isNew -> new SignalResult(tombstone.messageKey(), tombstone.ref(), null));
   }
 
   /**
@@ -110,7 +112,8 @@ public final class SignalService {
         return Future.failedFuture(new ProtocolException(Status.MISDIRECTED, ErrorCode.NOT_ACCESS_SERVER,
             config.serverLogin() + " is not an access server of " + effectiveOwner));
       }
-      return signals.store(effectiveOwner, signal, author.result().verifier(), synced, null, 0).mapEmpty();
+      return signals.store(effectiveOwner, signal, author.result().verifier(), synced, null, 0,
+          skew.forServerOp(signal)).mapEmpty();
     });
   }
 
@@ -123,7 +126,6 @@ public final class SignalService {
       throw new ProtocolException(Status.FORBIDDEN, ErrorCode.FORBIDDEN_AUTHOR,
           "the container's author " + container.from() + " is not the session's login " + login);
     }
-    ClockSkew.require(container.createdAtMs(), clock, config.delivery().maxClockSkewMs());
     checkRef(container);
     return container;
   }

@@ -10,6 +10,7 @@ import org.shine.server.db.SignalRepository.Signal;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKind;
 import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.ProtocolException;
@@ -25,8 +26,10 @@ final class SignalStore {
   private final SignalRepository signals;
   private final Frames frames;
   private final Clock clock;
+  private final SignatureVerifier verifier;
 
-  SignalStore(Vertx vertx, SignalRepository signals, Frames frames, Clock clock) {
+  SignalStore(Vertx vertx, SignalRepository signals, Frames frames, Clock clock, SignatureVerifier verifier) {
+    this.verifier = Objects.requireNonNull(verifier);
     this.vertx = Objects.requireNonNull(vertx);
     this.signals = Objects.requireNonNull(signals);
     this.frames = Objects.requireNonNull(frames);
@@ -35,17 +38,19 @@ final class SignalStore {
 
   /**
    * Stores {@code container} for {@code owner}; {@code deliverAs}/{@code leaseUntilMs} create the delivery row of
-   * a reader's own receipt. Answers whether it was new.
+   * a reader's own receipt. What is not an identical repeat must first pass {@code checkNew}. Answers whether it was
+   * new.
    */
   Future<Boolean> store(String owner, DmContainer container, Ed25519Signer.PublicKey authorKey, boolean synced,
-      String deliverAs, long leaseUntilMs) {
+      String deliverAs, long leaseUntilMs, Runnable checkNew) {
     return signals.find(owner, container.messageKey()).compose(existing -> {
       if (existing.isPresent()) {
         return Arrays.equals(existing.get(), container.bytes()) ? Future.succeededFuture(false)
             : Future.failedFuture(new ProtocolException(Status.CONFLICT, ErrorCode.CONTENT_CONFLICT,
                 container.messageKey() + " is already stored with different bytes"));
       }
-      return vertx.executeBlocking(() -> container.verifySignature(authorKey), false).compose(valid -> {
+      checkNew.run();
+      return verifier.verify(container, authorKey).compose(valid -> {
         if (!valid) {
           return Future.failedFuture(ProtocolException.badRequest(ErrorCode.BAD_SIGNATURE,
               "the signature does not verify with " + container.from() + "'s key"));

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlConnection;
 import java.time.Clock;
 import java.util.Arrays;
 import java.util.Base64;
@@ -16,7 +17,8 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Ops;
 import org.shine.server.db.DirectoryRepository;
-import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.db.ServerKeyRepository;
+import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
@@ -33,9 +35,14 @@ public final class DirectoryService {
   private final Clock clock;
   private final AppConfig config;
   private final PeerCalls peers;
+  private final SignatureVerifier verifier;
+  private final ServerKeyRepository servers;
 
-  public DirectoryService(Vertx vertx, AppConfig config, Pool pool, ObjectMapper mapper, Clock clock) {
+  public DirectoryService(Vertx vertx, AppConfig config, Pool pool, ObjectMapper mapper, Clock clock,
+      SignatureVerifier verifier) {
     this.vertx = Objects.requireNonNull(vertx);
+    this.verifier = Objects.requireNonNull(verifier);
+    this.servers = new ServerKeyRepository(pool);
     this.config = Objects.requireNonNull(config);
     this.peers = new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs());
     this.pool = Objects.requireNonNull(pool);
@@ -44,14 +51,54 @@ public final class DirectoryService {
     this.clock = Objects.requireNonNull(clock);
   }
 
-  /** Verifies and stores a card; an identical re-publish is an unchanged success. */
+  /**
+   * Verifies (on the worker pool) and stores a card; an identical re-publish is an unchanged success. A route must
+   * keep each serverLogin at its one known URL (PROTOCOL §6a: this server's own, a configured peer's, or the URL
+   * of the first accepted card naming it), else 409 {@code ROUTE_CONFLICT}.
+   */
   public Future<PublishResult> publish(UserCard card) {
     byte[] publicKey = Base64.getDecoder().decode(card.publicKeyB64());
     byte[] signature = Base64.getDecoder().decode(card.signatureB64());
-    if (!Ed25519Signer.verify(publicKey, card.signedBytes(), signature)) {
-      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.BAD_SIGNATURE,
-          "card signature does not verify with the card's public key"));
+    try {
+      checkConfiguredRoutes(card);
+    } catch (ProtocolException e) {
+      return Future.failedFuture(e);
     }
+    return verifier.verify(publicKey, card.signedBytes(), signature).compose(valid -> valid ? store(card, publicKey)
+        : Future.failedFuture(ProtocolException.badRequest(ErrorCode.BAD_SIGNATURE,
+            "card signature does not verify with the card's public key")));
+  }
+
+  /** Routes that name this server or a configured peer must use the URL this server has for it. */
+  private void checkConfiguredRoutes(UserCard card) {
+    for (UserCard.Route route : card.accessServers()) {
+      String known = route.serverLogin().equals(config.serverLogin()) ? config.publicUrl()
+          : config.peer(route.serverLogin()).map(AppConfig.Peer::url).orElse(null);
+      if (known != null && !known.equals(route.url())) {
+        throw routeConflict(route, known);
+      }
+    }
+  }
+
+  private static ProtocolException routeConflict(UserCard.Route route, String known) {
+    return new ProtocolException(Status.CONFLICT, ErrorCode.ROUTE_CONFLICT, "server " + route.serverLogin()
+        + " is at " + known + " here, not at " + route.url());
+  }
+
+  /** Inside the card's transaction: each other server's URL is claimed (first card wins) or must match. */
+  private Future<Void> claimRoutes(SqlConnection conn, UserCard card) {
+    Future<Void> chain = Future.succeededFuture();
+    for (UserCard.Route route : card.accessServers()) {
+      if (route.serverLogin().equals(config.serverLogin()) || config.peer(route.serverLogin()).isPresent()) {
+        continue;
+      }
+      chain = chain.compose(v -> servers.claimUrl(conn, route.serverLogin(), route.url()).compose(known ->
+          known.equals(route.url()) ? Future.succeededFuture() : Future.failedFuture(routeConflict(route, known))));
+    }
+    return chain;
+  }
+
+  private Future<PublishResult> store(UserCard card, byte[] publicKey) {
     String cardJson = CardJson.render(mapper, card).toString();
     return pool.withTransaction(conn -> repository.lock(conn, card.login()).compose(current -> {
       if (current.isPresent()) {
@@ -71,7 +118,8 @@ public final class DirectoryService {
                   "a different card with version " + card.version() + " is already stored"));
         }
       }
-      return repository.store(conn, card, publicKey, cardJson, clock.millis())
+      return claimRoutes(conn, card)
+          .compose(v -> repository.store(conn, card, publicKey, cardJson, clock.millis()))
           .map(v -> new PublishResult(card.login(), card.version(), true));
     })).onSuccess(result -> {
       if (result.changed()) {

@@ -9,22 +9,25 @@ import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
+import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.util.Json;
 
 /** Wires the directory: {@code directory.publish}, {@code directory.get} and {@code directory.reannounce}. */
 public final class DirectoryVerticle extends VerticleBase {
   private final AppConfig config;
   private final Clock clock;
+  private final SignatureVerifier verifier;
 
-  public DirectoryVerticle(AppConfig config, Clock clock) {
+  public DirectoryVerticle(AppConfig config, Clock clock, SignatureVerifier verifier) {
     this.config = config;
     this.clock = clock;
+    this.verifier = verifier;
   }
 
   @Override
   public Future<?> start() {
-    DirectoryService directory = new DirectoryService(vertx, config, Database.sharedPool(vertx, config.db()), Json.MAPPER,
-        clock);
+    DirectoryService directory = new DirectoryService(vertx, config, Database.sharedPool(vertx, config.db()),
+        Json.MAPPER, clock, verifier);
     EventBus bus = vertx.eventBus();
     MessageConsumer<UserCard> publish = bus.localConsumer(Addresses.DIRECTORY_PUBLISH,
         message -> BusReplies.replyWith(message, directory.publish(message.body())));

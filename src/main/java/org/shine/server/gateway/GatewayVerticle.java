@@ -6,21 +6,29 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.ServerWebSocket;
+import io.vertx.core.http.ServerWebSocketHandshake;
+import io.vertx.core.net.SocketAddress;
 import io.vertx.ext.web.Router;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.hub.HubPollLimits;
 import org.shine.server.hub.HubRoutes;
+import org.shine.server.peer.ServerIdentity;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.ProtocolException;
@@ -30,53 +38,98 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The WebSocket gateway ({@code /ws}), {@code /health} and the hub's HTTP routes ({@code /hub/v1}): reads envelopes, enforces per-connection limits, hands
- * each request to the {@link OpDispatcher} and maps every failure to an error frame in one place. Every instance
- * listens on the same port; Vert.x spreads connections over them.
+ * The WebSocket gateway ({@code /ws}), {@code /health}, {@code /.well-known/shine-server} and the hub's HTTP routes
+ * ({@code /hub/v1}): reads envelopes, enforces the connection and session limits, hands each request to the
+ * {@link OpDispatcher} and maps every failure to an error frame in one place. Every instance listens on the same
+ * port; Vert.x spreads connections over them.
+ *
+ * <p>Limits (PROTOCOL §11): connections per node and per address ({@link ConnectionBudget}, shared by the
+ * instances); an anonymous session that sends no request for {@code authTimeoutMs} is closed; every session is
+ * pinged every third of {@code idleTimeoutMs} and closed when it has sent nothing, not even a pong, for that long;
+ * a session holding more than {@code writeQueueBytes} unsent is no longer read, gets no events until it drains
+ * (then it is closed if it missed any, so the client reloads), and is closed when it stays so for
+ * {@code slowReaderCloseMs}.
  */
 public final class GatewayVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(GatewayVerticle.class);
   private static final Set<String> ENVELOPE_FIELDS = Set.of("op", "requestId", "payload");
   private static final long DRAIN_POLL_MS = 50;
   private static final long DRAIN_LIMIT_MS = 10_000;
+  /** A connection over the limits gets this long to read its 503 before it is cut. */
+  private static final long REFUSED_GRACE_MS = 2_000;
+  private static final short CLOSE_POLICY = 1008;
+  private static final short CLOSE_GOING_AWAY = 1001;
+  private static final Buffer PING = Buffer.buffer("shine");
 
   private final AppConfig config;
   private final Clock clock;
+  private final ServerIdentity identity;
   private final SignatureVerifier verifier;
   private final HubPollLimits polls;
+  private final ConnectionBudget connections;
+  private final SendRateLimiter sendRates;
   private final Set<Session> sessions = new HashSet<>();
+  /** Remote addresses (host:port) of this instance's connections that are over the limits. */
+  private final Set<String> refused = new HashSet<>();
   private Frames frames;
   private OpDispatcher dispatcher;
   private HttpServer server;
+  private long housekeeping = -1;
   private boolean draining;
 
-  public GatewayVerticle(AppConfig config, Clock clock, SignatureVerifier verifier, HubPollLimits polls) {
+  public GatewayVerticle(AppConfig config, Clock clock, ServerIdentity identity, SignatureVerifier verifier,
+      HubPollLimits polls, ConnectionBudget connections, SendRateLimiter sendRates) {
     this.config = config;
     this.clock = clock;
+    this.identity = identity;
     this.verifier = verifier;
     this.polls = polls;
+    this.connections = connections;
+    this.sendRates = sendRates;
   }
 
   @Override
   public Future<?> start() {
     frames = new Frames(Json.MAPPER);
-    dispatcher = new OpDispatcher(vertx, config, frames);
+    dispatcher = new OpDispatcher(vertx, config, frames, verifier, sendRates);
     Router router = Router.router(vertx);
+    router.route().handler(ctx -> {
+      if (refused.contains(key(ctx.request().remoteAddress()))) {
+        ctx.response().setStatusCode(Status.UNAVAILABLE).putHeader("connection", "close")
+            .putHeader("content-type", "application/json")
+            .end("{\"error\":{\"code\":\"" + ErrorCode.OVERLOADED + "\",\"message\":\"too many connections\"}}");
+      } else {
+        ctx.next();
+      }
+    });
     new HubRoutes(vertx, config, Database.sharedPool(vertx, config.db()), clock, verifier, polls).mount(router);
     router.get("/health").handler(ctx -> ctx.response()
         .setStatusCode(draining ? 503 : 200)
         .putHeader("content-type", "application/json")
         .end(draining ? "{\"status\":\"DRAINING\"}" : "{\"status\":\"UP\"}"));
+    String wellKnown = Json.MAPPER.createObjectNode().put("serverLogin", identity.serverLogin())
+        .put("publicKeyB64", identity.publicKeyB64()).put("url", identity.url()).toString();
+    router.get("/.well-known/shine-server").handler(ctx -> ctx.response()
+        .putHeader("content-type", "application/json").putHeader("cache-control", "no-cache").end(wellKnown));
     // the hard cap only bounds memory; frames above the configured limit still get a 413 answer
     int hardCap = Math.max(config.limits().maxFrameBytes() * 4, 1 << 20);
+    boolean compression = config.limits().webSocketCompression();
     HttpServerOptions options = new HttpServerOptions()
         .setHost(config.http().host())
         .setPort(config.http().port())
         .setMaxWebSocketFrameSize(hardCap)
-        .setMaxWebSocketMessageSize(hardCap);
+        .setMaxWebSocketMessageSize(hardCap)
+        .setPerMessageWebSocketCompressionSupported(compression)
+        .setPerFrameWebSocketCompressionSupported(compression)
+        // a backstop for connections that never speak; sessions are timed out by housekeeping, with a reason
+        .setReadIdleTimeout((int) Math.min(Integer.MAX_VALUE, backstopIdleMs()))
+        .setIdleTimeoutUnit(TimeUnit.MILLISECONDS);
     server = vertx.createHttpServer(options)
+        .connectionHandler(this::onConnection)
+        .webSocketHandshakeHandler(this::handshake)
         .webSocketHandler(this::accept)
         .requestHandler(router);
+    housekeeping = vertx.setPeriodic(housekeepingPeriodMs(), id -> housekeeping());
     return server.listen();
   }
 
@@ -84,6 +137,7 @@ public final class GatewayVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     draining = true;
+    vertx.cancelTimer(housekeeping);
     Promise<Void> drained = Promise.promise();
     long deadline = System.currentTimeMillis() + DRAIN_LIMIT_MS;
     waitForInFlight(drained, deadline);
@@ -102,22 +156,63 @@ public final class GatewayVerticle extends VerticleBase {
     vertx.setTimer(DRAIN_POLL_MS, id -> waitForInFlight(drained, deadline));
   }
 
+  private long backstopIdleMs() {
+    return Math.max(config.limits().idleTimeoutMs(), config.hub().maxWaitS() * 1000 + 5_000)
+        + housekeepingPeriodMs();
+  }
+
+  private long housekeepingPeriodMs() {
+    long shortest = Math.min(config.limits().authTimeoutMs(), Math.min(config.limits().slowReaderCloseMs(),
+        config.limits().idleTimeoutMs() / 3));
+    return Math.max(10, Math.min(1_000, shortest / 4));
+  }
+
+  private void onConnection(HttpConnection connection) {
+    String address = connection.remoteAddress().hostAddress();
+    String why = connections.tryAcquire(address);
+    if (why == null) {
+      connection.closeHandler(v -> connections.release(address));
+      return;
+    }
+    String key = key(connection.remoteAddress());
+    LOG.debug("connection refused [address: {}]: {}", key, why);
+    refused.add(key);
+    connection.closeHandler(v -> refused.remove(key));
+    vertx.setTimer(REFUSED_GRACE_MS, id -> connection.close());
+  }
+
+  private void handshake(ServerWebSocketHandshake handshake) {
+    if (refused.contains(key(handshake.remoteAddress()))) {
+      handshake.reject(Status.UNAVAILABLE);
+    } else if (!"/ws".equals(handshake.path())) {
+      handshake.reject(Status.NOT_FOUND);
+    } else {
+      handshake.accept();
+    }
+  }
+
+  private static String key(SocketAddress address) {
+    return address == null ? "" : address.hostAddress() + ":" + address.port();
+  }
+
   private void accept(ServerWebSocket socket) {
-    if (!"/ws".equals(socket.path())) {
-      socket.close((short) 1008, "unknown path; use /ws");
-      return;
-    }
     if (draining) {
-      socket.close((short) 1001, "server is shutting down");
+      socket.close(CLOSE_GOING_AWAY, "server is shutting down");
       return;
     }
-    Session session = new Session(socket);
+    Session session = new Session(socket, key(socket.remoteAddress()), System.nanoTime());
+    session.pushEvent = frame -> push(session, frame);
     sessions.add(session);
+    socket.setWriteQueueMaxSize(config.limits().writeQueueBytes());
     socket.textMessageHandler(text -> onText(session, text));
-    socket.binaryMessageHandler(binary -> reply(session, null, null, ProtocolException.badRequest(
-        ErrorCode.BAD_ENVELOPE, "binary frames are not supported; send JSON text frames")));
+    socket.binaryMessageHandler(binary -> {
+      heard(session);
+      reply(session, null, null, ProtocolException.badRequest(ErrorCode.BAD_ENVELOPE,
+          "binary frames are not supported; send JSON text frames"));
+    });
+    socket.pongHandler(pong -> heard(session));
     socket.closeHandler(v -> close(session));
-    socket.exceptionHandler(failure -> LOG.debug("socket error [login: {}]: {}", session.login, failure.toString()));
+    socket.exceptionHandler(failure -> LOG.debug("socket error [session: {}]: {}", session.who(), failure.toString()));
   }
 
   private void close(Session session) {
@@ -127,7 +222,50 @@ public final class GatewayVerticle extends VerticleBase {
     }
   }
 
+  private static void heard(Session session) {
+    session.lastHeardNanos = System.nanoTime();
+  }
+
+  /** Closes sessions past their auth, idle or slow-reader time, and pings the others that are due. */
+  private void housekeeping() {
+    long now = System.nanoTime();
+    long authNanos = config.limits().authTimeoutMs() * 1_000_000L;
+    long idleNanos = config.limits().idleTimeoutMs() * 1_000_000L;
+    long pingNanos = idleNanos / 3;
+    long slowNanos = config.limits().slowReaderCloseMs() * 1_000_000L;
+    List<Session> due = new ArrayList<>();
+    for (Session session : sessions) {
+      if (session.socket.isClosed()) {
+        continue;
+      }
+      if (session.congestedSinceNanos != 0 && now - session.congestedSinceNanos >= slowNanos) {
+        terminate(session, CLOSE_POLICY, "slow reader: " + config.limits().writeQueueBytes()
+            + " bytes unsent for " + config.limits().slowReaderCloseMs() + " ms; reconnect and reload history");
+      } else if (session.anonymous() && session.inFlight == 0 && now - session.lastRequestNanos >= authNanos) {
+        terminate(session, CLOSE_POLICY, "not logged in within " + config.limits().authTimeoutMs() + " ms");
+      } else if (now - session.lastHeardNanos >= idleNanos) {
+        terminate(session, CLOSE_GOING_AWAY, "idle for " + config.limits().idleTimeoutMs() + " ms");
+      } else if (now - session.lastPingNanos >= pingNanos) {
+        due.add(session);
+      }
+    }
+    for (Session session : due) {
+      session.lastPingNanos = now;
+      if (session.congestedSinceNanos == 0) {
+        session.socket.writePing(PING);
+      }
+    }
+  }
+
+  private void terminate(Session session, short code, String reason) {
+    LOG.debug("session closed [session: {}, code: {}]: {}", session.who(), code, reason);
+    session.socket.close(code, reason.length() > 120 ? reason.substring(0, 120) : reason);
+  }
+
   private void onText(Session session, String text) {
+    long now = System.nanoTime();
+    session.lastHeardNanos = now;
+    session.lastRequestNanos = now;
     JsonNode frame;
     try {
       frame = Json.MAPPER.readTree(text);
@@ -202,18 +340,53 @@ public final class GatewayVerticle extends VerticleBase {
   private void reply(Session session, String op, JsonNode requestId, Throwable failure) {
     ProtocolException error = BusReplies.asProtocolException(failure);
     if (error.status() >= Status.INTERNAL) {
-      LOG.warn("request failed [op: {}, login: {}, status: {}, code: {}]", op, session.login, error.status(),
+      LOG.warn("request failed [op: {}, session: {}, status: {}, code: {}]", op, session.who(), error.status(),
           error.code());
     } else {
-      LOG.debug("request refused [op: {}, login: {}, status: {}, code: {}]: {}", op, session.login, error.status(),
-          error.code(), error.getMessage());
+      LOG.debug("request refused [op: {}, session: {}, status: {}, code: {}]: {}", op, session.who(),
+          error.status(), error.code(), error.getMessage());
     }
     write(session, frames.error(op, requestId, error.status(), error.code(), error.getMessage()));
   }
 
-  private static void write(Session session, String frame) {
-    if (!session.socket.isClosed()) {
-      session.socket.writeTextMessage(frame);
+  /** A response: always written (reading stops while the session is congested, which bounds them). */
+  private void write(Session session, String frame) {
+    if (session.socket.isClosed()) {
+      return;
     }
+    session.socket.writeTextMessage(frame);
+    watchCongestion(session);
+  }
+
+  /** An event: dropped while the session is congested (history and the hub still have it). */
+  private void push(Session session, String frame) {
+    if (session.socket.isClosed()) {
+      return;
+    }
+    if (session.congestedSinceNanos != 0) {
+      session.droppedEvents++;
+      return;
+    }
+    session.socket.writeTextMessage(frame);
+    watchCongestion(session);
+  }
+
+  private void watchCongestion(Session session) {
+    if (session.congestedSinceNanos != 0 || !session.socket.writeQueueFull()) {
+      return;
+    }
+    session.congestedSinceNanos = System.nanoTime();
+    session.socket.pause();
+    session.socket.drainHandler(v -> {
+      session.socket.drainHandler(null);
+      session.congestedSinceNanos = 0;
+      if (session.droppedEvents > 0) {
+        terminate(session, CLOSE_POLICY, "slow reader: " + session.droppedEvents
+            + " events were dropped; reconnect and reload history");
+      } else {
+        session.socket.resume();
+      }
+    });
+    LOG.debug("session congested: no longer read [session: {}]", session.who());
   }
 }

@@ -37,6 +37,9 @@ import org.shine.server.directory.CardJson;
 import org.shine.server.directory.DirectoryService.PublishResult;
 import org.shine.server.directory.UserCard;
 import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.peer.ServerIdentity;
+import org.shine.server.peer.ServerLoginCheck;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.Frames;
@@ -44,16 +47,20 @@ import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.settings.SetSettingCommand;
+import org.shine.server.settings.SettingValues;
 import org.shine.server.settings.UserSettings;
 import org.shine.server.sync.DmSyncPage;
 import org.shine.server.sync.SettingsSyncPage;
 import org.shine.server.sync.SyncBatchRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Turns one request payload into a bus call to the verticle that owns the work and its reply into a response
  * payload. Session-level ops (auth) are handled here. Runs on the gateway instance's event loop.
  */
 final class OpDispatcher {
+  private static final Logger LOG = LoggerFactory.getLogger(OpDispatcher.class);
   /** 70 KiB of container is at most this many base64 characters. */
   static final int MAX_CONTAINER_BYTES = 70 * 1024;
   private static final int MAX_CONTAINER_B64 = (MAX_CONTAINER_BYTES + 2) / 3 * 4;
@@ -68,18 +75,28 @@ final class OpDispatcher {
   private final AppConfig config;
   private final EventBus bus;
   private final Frames frames;
+  private final SignatureVerifier verifier;
+  private final SendRateLimiter sendRates;
   private final Map<String, BiFunction<Session, JsonNode, Future<JsonNode>>> handlers;
   private final Set<String> authenticatedOps = Set.of(Ops.SEND_MESSAGE_PAIR, Ops.GET_DIRECT_MESSAGES,
       Ops.MARK_ALL_USER_SETTINGS_UNSYNCED, Ops.GET_USER_SETTINGS, Ops.SET_USER_SETTING, Ops.SEND_READ_RECEIPT,
       Ops.DELETE_MESSAGE);
+  /** The client writes that count against {@code limits.sendsPerUserPerS} (PROTOCOL §11). */
+  private final Set<String> rateLimitedOps = Set.of(Ops.SEND_MESSAGE_PAIR, Ops.SEND_READ_RECEIPT,
+      Ops.DELETE_MESSAGE, Ops.SET_USER_SETTING);
 
-  OpDispatcher(Vertx vertx, AppConfig config, Frames frames) {
+  OpDispatcher(Vertx vertx, AppConfig config, Frames frames, SignatureVerifier verifier,
+      SendRateLimiter sendRates) {
     this.config = Objects.requireNonNull(config);
     this.bus = vertx.eventBus();
     this.frames = Objects.requireNonNull(frames);
+    this.verifier = Objects.requireNonNull(verifier);
+    this.sendRates = Objects.requireNonNull(sendRates);
     Map<String, BiFunction<Session, JsonNode, Future<JsonNode>>> ops = new HashMap<>();
     ops.put(Ops.AUTH_CHALLENGE, this::authChallenge);
     ops.put(Ops.AUTH_LOGIN, this::authLogin);
+    ops.put(Ops.SERVER_AUTH_CHALLENGE, this::serverAuthChallenge);
+    ops.put(Ops.SERVER_AUTH_LOGIN, this::serverAuthLogin);
     ops.put(Ops.PUBLISH_USER_CARD, this::publishUserCard);
     ops.put(Ops.GET_USER_CARD, this::getUserCard);
     ops.put(Ops.SEND_MESSAGE_PAIR, this::sendMessagePair);
@@ -106,15 +123,22 @@ final class OpDispatcher {
       return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NOT_AUTHENTICATED,
           op + " needs an authenticated session (AuthChallenge, then AuthLogin)"));
     }
+    if (rateLimitedOps.contains(op) && !sendRates.tryAcquire(session.login)) {
+      return Future.failedFuture(new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED,
+          "more than " + config.limits().sendsPerUserPerS() + " writes per second by " + session.login
+              + " on this server; nothing was stored, retry later"));
+    }
     try {
       return handler.apply(session, payload);
-    } catch (ProtocolException e) {
+    } catch (RuntimeException e) {
+      // whatever a handler throws is answered (a 500 is logged at the edge), never left hanging
       return Future.failedFuture(e);
     }
   }
 
   private Future<JsonNode> authChallenge(Session session, JsonNode payload) {
     String login = Fields.of(payload, "payload", Set.of("login")).login("login");
+    requireNotServerSession(session);
     byte[] challenge = new byte[32];
     RANDOM.nextBytes(challenge);
     session.challengeLogin = login;
@@ -127,6 +151,7 @@ final class OpDispatcher {
     Fields fields = Fields.of(payload, "payload", Set.of("login", "signatureB64"));
     String login = fields.login("login");
     byte[] signature = fields.base64("signatureB64", Ed25519Signer.SIGNATURE_SIZE);
+    requireNotServerSession(session);
     if (session.authenticated()) {
       throw ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED, "this session is already logged in as "
           + session.login);
@@ -143,20 +168,79 @@ final class OpDispatcher {
         return Future.failedFuture(new ProtocolException(Status.MISDIRECTED, ErrorCode.NOT_ACCESS_SERVER,
             config.serverLogin() + " is not an access server of " + login));
       }
-      if (!Ed25519Signer.verify(user.publicKey(), signed, signature)) {
+      return verifier.check(() -> user.verifier().verify(signed, 0, signed.length, signature, 0));
+    }).compose(valid -> {
+      if (!valid) {
         return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.BAD_SIGNATURE,
             "the challenge signature does not verify with " + login + "'s key"));
       }
-      if (session.authenticated()) {
+      if (!session.anonymous()) {
         return Future.failedFuture(ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED,
-            "this session is already logged in as " + session.login));
+            "this session is already logged in as " + session.who()));
       }
       session.login = login;
       // events flow from the moment the login is answered: wait until the consumer is registered
-      session.events = bus.consumer(Addresses.userEvents(login), event -> session.socket.writeTextMessage(
-          event.body()));
+      session.events = bus.consumer(Addresses.userEvents(login), event -> session.pushEvent.accept(event.body()));
       return session.events.completion().map(v -> (JsonNode) frames.object().put("login", login));
     });
+  }
+
+  /** ServerAuthChallenge {serverLogin}: another server starts its login (PROTOCOL §6a). */
+  private Future<JsonNode> serverAuthChallenge(Session session, JsonNode payload) {
+    String caller = Fields.of(payload, "payload", Set.of("serverLogin")).login("serverLogin");
+    requireAnonymous(session);
+    byte[] challenge = new byte[32];
+    RANDOM.nextBytes(challenge);
+    session.serverChallengeFor = caller;
+    session.serverChallengeB64 = Base64.getEncoder().encodeToString(challenge);
+    return Future.succeededFuture(frames.object().put("challengeB64", session.serverChallengeB64)
+        .put("serverLogin", config.serverLogin()));
+  }
+
+  /**
+   * ServerAuthLogin {serverLogin, signatureB64} over {@code SHiNE_SERVER_AUTH|<this server>|<caller>|<challenge>},
+   * checked against the caller's key by the peer verticle; from the answer on, the session is that server's.
+   */
+  private Future<JsonNode> serverAuthLogin(Session session, JsonNode payload) {
+    Fields fields = Fields.of(payload, "payload", Set.of("serverLogin", "signatureB64"));
+    String caller = fields.login("serverLogin");
+    byte[] signature = fields.base64("signatureB64", Ed25519Signer.SIGNATURE_SIZE);
+    requireAnonymous(session);
+    if (!caller.equals(session.serverChallengeFor)) {
+      throw ProtocolException.badRequest(ErrorCode.NO_CHALLENGE, "no ServerAuthChallenge is pending for " + caller);
+    }
+    String challengeB64 = session.serverChallengeB64;
+    session.serverChallengeFor = null;
+    session.serverChallengeB64 = null;
+    if (caller.equals(config.serverLogin())) {
+      throw new ProtocolException(Status.FORBIDDEN, ErrorCode.FORBIDDEN_AUTHOR,
+          "a server session of " + caller + " with itself is not allowed");
+    }
+    ServerLoginCheck check = new ServerLoginCheck(caller,
+        ServerIdentity.loginBytes(config.serverLogin(), caller, challengeB64), signature);
+    return BusReplies.<Boolean>request(bus, Addresses.PEER_VERIFY_LOGIN, check).compose(ok -> {
+      if (!session.anonymous()) {
+        return Future.failedFuture(ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED,
+            "this session is already logged in as " + session.who()));
+      }
+      session.serverLogin = caller;
+      LOG.info("server session authenticated [serverLogin: {}, address: {}]", caller, session.address);
+      return Future.succeededFuture(frames.object().put("serverLogin", caller));
+    });
+  }
+
+  private static void requireAnonymous(Session session) {
+    if (!session.anonymous()) {
+      throw ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED, "this session is already logged in as "
+          + session.who());
+    }
+  }
+
+  private static void requireNotServerSession(Session session) {
+    if (session.serverAuthenticated()) {
+      throw ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED, "this session is already logged in as "
+          + session.who());
+    }
   }
 
   private Future<JsonNode> publishUserCard(Session session, JsonNode payload) {
@@ -195,7 +279,7 @@ final class OpDispatcher {
   private Future<JsonNode> receiveIncomingMessage(Session session, JsonNode payload) {
     Fields fields = Fields.of(payload, "payload", Set.of("incomingBlobB64", "sourceServerLogin"));
     byte[] incoming = containerField(fields, "incomingBlobB64");
-    String source = sourceServer(fields);
+    String source = trustedSource(session, fields);
     return BusReplies.<String>request(bus, Addresses.DM_RECEIVE_INCOMING, new ReceiveIncomingCommand(incoming, source))
         .map(messageKey -> frames.object().put("messageKey", messageKey));
   }
@@ -204,7 +288,7 @@ final class OpDispatcher {
     Fields fields = Fields.of(payload, "payload", Set.of("incomingBlobB64", "outgoingBlobB64", "sourceServerLogin"));
     byte[] incoming = containerField(fields, "incomingBlobB64");
     byte[] outgoing = containerField(fields, "outgoingBlobB64");
-    String source = sourceServer(fields);
+    String source = trustedSource(session, fields);
     return BusReplies.<SendPairResult>request(bus, Addresses.DM_RECEIVE_OUTGOING,
             new ReceiveOutgoingCommand(incoming, outgoing, source))
         .map(result -> frames.object().put("incomingKey", result.incomingKey())
@@ -235,7 +319,8 @@ final class OpDispatcher {
   }
 
   private Future<JsonNode> dmSyncBatch(Session session, JsonNode payload) {
-    return BusReplies.<DmSyncPage>request(bus, Addresses.SYNC_DM_BATCH, syncRequest(payload)).map(page -> {
+    return BusReplies.<DmSyncPage>request(bus, Addresses.SYNC_DM_BATCH,
+        syncRequest(session, Ops.DM_SYNC_BATCH, payload)).map(page -> {
       ObjectNode response = frames.object();
       ArrayNode items = response.putArray("items");
       Base64.Encoder base64 = Base64.getEncoder();
@@ -254,7 +339,8 @@ final class OpDispatcher {
   }
 
   private Future<JsonNode> userSettingsSyncBatch(Session session, JsonNode payload) {
-    return BusReplies.<SettingsSyncPage>request(bus, Addresses.SYNC_SETTINGS_BATCH, syncRequest(payload))
+    return BusReplies.<SettingsSyncPage>request(bus, Addresses.SYNC_SETTINGS_BATCH,
+            syncRequest(session, Ops.USER_SETTINGS_SYNC_BATCH, payload))
         .map(page -> {
           ObjectNode response = frames.object();
           ArrayNode items = response.putArray("items");
@@ -267,9 +353,9 @@ final class OpDispatcher {
         });
   }
 
-  private SyncBatchRequest syncRequest(JsonNode payload) {
+  private SyncBatchRequest syncRequest(Session session, String op, JsonNode payload) {
     Fields fields = Fields.of(payload, "payload", Set.of("sourceServerLogin", "ackSyncIds", "limit"));
-    String puller = fields.login("sourceServerLogin");
+    String puller = syncPuller(session, op, fields.login("sourceServerLogin"));
     List<Long> acks = new ArrayList<>();
     if (fields.has("ackSyncIds")) {
       JsonNode ids = fields.required("ackSyncIds");
@@ -311,8 +397,15 @@ final class OpDispatcher {
       throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD, "payload.key must be 1.." + MAX_SETTING_KEY
           + " characters");
     }
+    if (key.indexOf('\0') >= 0) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD, "payload.key must not contain NUL (U+0000)");
+    }
     if (!payload.has("value")) {
       throw ProtocolException.badRequest(ErrorCode.MISSING_FIELD, "missing field payload.value");
+    }
+    if (SettingValues.containsNul(payload.get("value"))) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+          "payload.value must not contain NUL (U+0000) in any string or name");
     }
     String valueJson = payload.get("value").toString();
     if (valueJson.length() > MAX_SETTING_VALUE) {
@@ -331,8 +424,45 @@ final class OpDispatcher {
     }
   }
 
-  private static String sourceServer(Fields fields) {
-    return fields.has("sourceServerLogin") ? fields.login("sourceServerLogin") : null;
+  /**
+   * The sign of a server call that this server trusts (PROTOCOL §6a): the session's own server when
+   * {@code sourceServerLogin} names it (another name is 403), or a configured legacy peer named on an anonymous
+   * session; otherwise null, and the call is processed like a client's (recorded unsynced).
+   */
+  private String trustedSource(Session session, Fields fields) {
+    String claimed = fields.has("sourceServerLogin") ? fields.login("sourceServerLogin") : null;
+    if (claimed == null) {
+      return null;
+    }
+    if (session.serverAuthenticated()) {
+      requireOwnServer(session, claimed);
+      return claimed;
+    }
+    return legacyPeer(claimed) ? claimed : null;
+  }
+
+  /** The sync ops serve only a server session (or a configured legacy peer); the puller is that server. */
+  private String syncPuller(Session session, String op, String claimed) {
+    if (session.serverAuthenticated()) {
+      requireOwnServer(session, claimed);
+      return claimed;
+    }
+    if (session.anonymous() && legacyPeer(claimed)) {
+      return claimed;
+    }
+    throw new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NOT_AUTHENTICATED,
+        op + " needs an authenticated server session (ServerAuthChallenge, then ServerAuthLogin)");
+  }
+
+  private static void requireOwnServer(Session session, String claimed) {
+    if (!claimed.equals(session.serverLogin)) {
+      throw new ProtocolException(Status.FORBIDDEN, ErrorCode.SOURCE_MISMATCH, "sourceServerLogin " + claimed
+          + " is not the server of this session (" + session.serverLogin + ")");
+    }
+  }
+
+  private boolean legacyPeer(String serverLogin) {
+    return config.peer(serverLogin).map(AppConfig.Peer::legacy).orElse(false);
   }
 
   private static byte[] containerField(Fields fields, String name) {
@@ -368,6 +498,7 @@ final class OpDispatcher {
       }
       item.put("read", entry.read()).put("deleted", entry.deleted());
     }
+    response.put("hasMore", page.hasMore());
     return response;
   }
 }

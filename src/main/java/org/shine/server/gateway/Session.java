@@ -2,21 +2,56 @@ package org.shine.server.gateway;
 
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.ServerWebSocket;
+import java.util.function.Consumer;
 
-/** State of one WebSocket connection; touched only on its gateway instance's event loop. */
+/**
+ * State of one WebSocket connection; touched only on its gateway instance's event loop. A session is anonymous,
+ * a user's (after AuthLogin) or a server's (after ServerAuthLogin), never both.
+ */
 final class Session {
   final ServerWebSocket socket;
+  final String address;
   String login;
+  String serverLogin;
   String challengeLogin;
   String challengeB64;
+  String serverChallengeFor;
+  String serverChallengeB64;
   int inFlight;
   MessageConsumer<String> events;
+  long lastRequestNanos;
+  long lastHeardNanos;
+  long lastPingNanos;
+  /** When its unsent bytes went over {@code limits.writeQueueBytes} (0: they are not). */
+  long congestedSinceNanos;
+  int droppedEvents;
+  /** Writes a server-pushed event to this session (set by the gateway). */
+  Consumer<String> pushEvent = frame -> { };
 
-  Session(ServerWebSocket socket) {
+  Session(ServerWebSocket socket, String address, long nowNanos) {
     this.socket = socket;
+    this.address = address;
+    this.lastRequestNanos = nowNanos;
+    this.lastHeardNanos = nowNanos;
+    this.lastPingNanos = nowNanos;
   }
 
+  /** Logged in as a user. */
   boolean authenticated() {
     return login != null;
+  }
+
+  /** Logged in as another server. */
+  boolean serverAuthenticated() {
+    return serverLogin != null;
+  }
+
+  boolean anonymous() {
+    return login == null && serverLogin == null;
+  }
+
+  /** Who this session is, for logs. */
+  String who() {
+    return login != null ? login : serverLogin != null ? "server " + serverLogin : "anonymous " + address;
   }
 }

@@ -21,7 +21,17 @@ public final class PeerCalls {
 
   /** The payload of the peer's 200 response. */
   public Future<JsonNode> call(String url, String op, ObjectNode payload) {
-    return BusReplies.<PeerResponse>request(bus, Addresses.PEER_REQUEST, new PeerRequest(url, op, payload, timeoutMs),
-        timeoutMs + BUS_MARGIN_MS).map(PeerResponse::payload);
+    return call(url, op, payload, false);
+  }
+
+  /** As {@link #call(String, String, ObjectNode)} for an op the peer serves only on a server session. */
+  public Future<JsonNode> callInSession(String url, String op, ObjectNode payload) {
+    return call(url, op, payload, true);
+  }
+
+  private Future<JsonNode> call(String url, String op, ObjectNode payload, boolean needsSession) {
+    return BusReplies.<PeerResponse>request(bus, Addresses.PEER_REQUEST,
+        new PeerRequest(url, op, payload, timeoutMs, needsSession), timeoutMs + BUS_MARGIN_MS)
+        .map(PeerResponse::payload);
   }
 }

@@ -11,12 +11,14 @@ import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketConnectOptions;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Json;
@@ -25,43 +27,64 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One persistent WebSocket connection to another server, multiplexing requests by {@code requestId}. A call
- * while disconnected connects at once (one connect at a time, shared by every waiting call); a lost connection
- * fails its in-flight calls immediately. A persistent connection (configured peers) also reconnects by itself
- * with capped exponential backoff and jitter. Confined to one event loop.
+ * One persistent WebSocket connection to another server, multiplexing requests by {@code requestId}. Every new
+ * connection logs in at once as this server (ServerAuthChallenge, ServerAuthLogin; PROTOCOL §6a); calls of the
+ * open server ops do not wait for it, calls that need a server session (the sync ops) do. A refused login leaves
+ * the connection usable for the open ops, is retried with the reconnect backoff, and fails calls that need a
+ * server session at once; a v1 peer that does not know the login op is used as before. A call while disconnected connects at once (one connect at a time, shared by every waiting call); a
+ * lost connection fails its in-flight calls immediately. A persistent connection (configured peers) also
+ * reconnects by itself with capped exponential backoff and jitter. Confined to one event loop.
  */
 final class PeerConnection {
   private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
   private static final long BACKOFF_START_MS = 250;
   private static final long BACKOFF_MAX_MS = 30_000;
 
+  /** What the peer made of our login. */
+  enum Login { AUTHENTICATED, REFUSED, NOT_SUPPORTED }
+
   private final Vertx vertx;
   private final WebSocketClient client;
   private final String url;
+  private final ServerIdentity identity;
   private final WebSocketConnectOptions connectOptions;
+  private final long callTimeoutMs;
   private final boolean persistent;
   private final Consumer<String> onConnected;
+  private final Consumer<String> onSession;
   private final Map<String, Pending> pending = new HashMap<>();
   private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
   private final int window;
+  private final int maxWaiting;
   private WebSocket socket;
+  private Login login;
+  /** The login in progress on the current connection (completed once it has an outcome). */
+  private Future<Login> loggingIn = Future.succeededFuture(Login.REFUSED);
+  private String peerServerLogin;
   private Future<WebSocket> connecting;
   private long nextRequestId;
   private long backoffMs = BACKOFF_START_MS;
+  private long loginBackoffMs = BACKOFF_START_MS;
   private long reconnectTimer = -1;
+  private long loginTimer = -1;
+  private long lastUsedNanos = System.nanoTime();
   private boolean closed;
 
-  PeerConnection(Vertx vertx, WebSocketClient client, String url, long connectTimeoutMs, int window,
-      boolean persistent, Consumer<String> onConnected) {
+  PeerConnection(Vertx vertx, WebSocketClient client, String url, ServerIdentity identity, long callTimeoutMs,
+      int window, int maxWaiting, boolean persistent, Consumer<String> onConnected, Consumer<String> onSession) {
     this.vertx = vertx;
     this.window = window;
+    this.maxWaiting = maxWaiting;
     this.client = client;
     this.url = url;
+    this.identity = identity;
+    this.callTimeoutMs = callTimeoutMs;
     this.persistent = persistent;
     this.onConnected = onConnected;
+    this.onSession = onSession;
     this.connectOptions = WsUrls.connectOptions(url)
-        .setConnectTimeout(connectTimeoutMs)
-        .setTimeout(connectTimeoutMs);
+        .setConnectTimeout(callTimeoutMs)
+        .setTimeout(callTimeoutMs);
     if (persistent) {
       ensureConnected();
     }
@@ -71,16 +94,48 @@ final class PeerConnection {
     return socket != null;
   }
 
+  /** True while the peer has accepted our server login on the current connection. */
+  boolean authenticated() {
+    return socket != null && login == Login.AUTHENTICATED;
+  }
+
+  boolean persistent() {
+    return persistent;
+  }
+
+  String url() {
+    return url;
+  }
+
+  /** Nanoseconds since the last call on this connection, or 0 while calls are in flight or waiting. */
+  long idleNanos() {
+    return pending.isEmpty() && waiting.isEmpty() && connecting == null ? System.nanoTime() - lastUsedNanos : 0;
+  }
+
   /**
    * Sends one request; fails with a {@link ProtocolException} carrying the peer's status, or 503. At most
-   * {@code window} requests are in flight on the connection (a server limits requests per connection); the rest
-   * wait here, and the timeout counts from the call.
+   * {@code window} requests are in flight on the connection (a server limits requests per connection); at most
+   * {@code maxWaiting} more wait here (beyond: 503 {@code PEER_BUSY}), and the timeout counts from the call. A
+   * call that {@code needsSession} fails with 401 at once while the peer refuses our login.
    */
-  Future<JsonNode> call(String op, ObjectNode payload, long timeoutMs) {
+  Future<JsonNode> call(String op, ObjectNode payload, long timeoutMs, boolean needsSession) {
+    lastUsedNanos = System.nanoTime();
     long deadline = System.currentTimeMillis() + timeoutMs;
-    return ensureConnected().compose(ws -> {
+    Future<WebSocket> ready = ensureConnected();
+    if (needsSession) {
+      ready = ready.compose(ws -> loggingIn.map(outcome -> ws));
+    }
+    return ready.compose(ws -> {
+      if (needsSession && login == Login.REFUSED) {
+        return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NOT_AUTHENTICATED,
+            url + " has not accepted this server's login; " + op + " waits until it does"));
+      }
       if (pending.size() < window) {
         return send(ws, op, payload, Math.max(1, deadline - System.currentTimeMillis()));
+      }
+      if (waiting.size() >= maxWaiting) {
+        return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_BUSY,
+            maxWaiting + " calls already wait for " + url + "; retry later"));
       }
       Promise<JsonNode> queued = Promise.promise();
       waiting.add(new Waiting(op, payload, deadline, queued));
@@ -108,11 +163,20 @@ final class PeerConnection {
 
   void close() {
     closed = true;
-    if (reconnectTimer >= 0) {
-      vertx.cancelTimer(reconnectTimer);
-    }
+    cancelTimers();
     if (socket != null) {
       socket.close();
+    }
+  }
+
+  private void cancelTimers() {
+    if (reconnectTimer >= 0) {
+      vertx.cancelTimer(reconnectTimer);
+      reconnectTimer = -1;
+    }
+    if (loginTimer >= 0) {
+      vertx.cancelTimer(loginTimer);
+      loginTimer = -1;
     }
   }
 
@@ -123,41 +187,133 @@ final class PeerConnection {
     if (connecting != null) {
       return connecting;
     }
+    if (closed) {
+      return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
+          "the connection to " + url + " is closed"));
+    }
     connecting = client.connect(connectOptions)
-        .onSuccess(this::attach)
+        .map(ws -> {
+          ws.textMessageHandler(this::onFrame);
+          ws.closeHandler(v -> detach(ws));
+          ws.exceptionHandler(failure -> LOG.debug("peer socket error [url: {}]: {}", url, failure.toString()));
+          attach(ws);
+          return ws;
+        })
         .recover(failure -> {
           LOG.debug("peer unreachable [url: {}]: {}", url, failure.toString());
           scheduleReconnect();
-          return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
-              "peer " + url + " is unreachable: " + failure.getMessage()));
+          return Future.failedFuture(failure instanceof ProtocolException ? failure
+              : new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
+                  "peer " + url + " is unreachable: " + failure.getMessage()));
         })
         .onComplete(ar -> connecting = null);
     return connecting;
   }
 
+  /**
+   * ServerAuthChallenge then ServerAuthLogin on {@code ws}. A refusal is an outcome, not a failure: the connection
+   * is still good for the open ops. Only a lost connection fails.
+   */
+  private Future<Login> logIn(WebSocket ws) {
+    ObjectNode challenge = Json.MAPPER.createObjectNode().put("serverLogin", identity.serverLogin());
+    return send(ws, Ops.SERVER_AUTH_CHALLENGE, challenge, callTimeoutMs).compose(answer -> {
+      String callee = answer.path("serverLogin").asText("");
+      String challengeB64 = answer.path("challengeB64").asText("");
+      peerServerLogin = callee;
+      ObjectNode payload = Json.MAPPER.createObjectNode().put("serverLogin", identity.serverLogin())
+          .put("signatureB64", Base64.getEncoder().encodeToString(identity.signLogin(callee, challengeB64)));
+      return send(ws, Ops.SERVER_AUTH_LOGIN, payload, callTimeoutMs).map(ok -> Login.AUTHENTICATED);
+    }).recover(failure -> {
+      if (!(failure instanceof ProtocolException refused) || refused.status() == Status.UNAVAILABLE) {
+        return Future.failedFuture(failure);
+      }
+      if (refused.status() == Status.BAD_REQUEST && ErrorCode.UNKNOWN_OP.equals(refused.code())) {
+        LOG.info("peer connected without a server session: it does not know ServerAuthLogin (a v1 server)"
+            + " [url: {}]", url);
+        return Future.succeededFuture(Login.NOT_SUPPORTED);
+      }
+      LOG.warn("peer refused this server's login [url: {}, status: {}, code: {}]: {}", url, refused.status(),
+          refused.code(), refused.getMessage());
+      return Future.succeededFuture(Login.REFUSED);
+    });
+  }
+
   private void attach(WebSocket ws) {
     socket = ws;
+    login = null;
     backoffMs = BACKOFF_START_MS;
-    ws.textMessageHandler(this::onFrame);
-    ws.closeHandler(v -> detach(ws));
-    ws.exceptionHandler(failure -> LOG.debug("peer socket error [url: {}]: {}", url, failure.toString()));
-    LOG.info("peer connected [url: {}]", url);
+    loggingIn = logIn(ws).onComplete(ar -> {
+      if (socket != ws) {
+        return;
+      }
+      if (ar.failed()) {
+        // the connection itself failed while logging in (timeout, 503): start again on a fresh one
+        ws.close();
+        return;
+      }
+      login = ar.result();
+      if (login == Login.AUTHENTICATED) {
+        authenticatedNow();
+      } else if (login == Login.NOT_SUPPORTED) {
+        onSession.accept(url);
+      } else {
+        scheduleLoginRetry(ws);
+      }
+    }).otherwise(Login.REFUSED);
     onConnected.accept(url);
   }
 
-  private void detach(WebSocket ws) {
-    if (socket != ws) {
+  private void authenticatedNow() {
+    loginBackoffMs = BACKOFF_START_MS;
+    LOG.info("peer authenticated: server session open [serverLogin: {}, url: {}]", peerServerLogin, url);
+    onSession.accept(url);
+  }
+
+  private void scheduleLoginRetry(WebSocket ws) {
+    if (closed || loginTimer >= 0) {
       return;
     }
-    socket = null;
-    LOG.info("peer connection lost [url: {}]", url);
-    List<Pending> lost = new ArrayList<>(pending.values());
-    pending.clear();
+    long delay = jittered(loginBackoffMs);
+    loginBackoffMs = Math.min(BACKOFF_MAX_MS, loginBackoffMs * 2);
+    loginTimer = vertx.setTimer(delay, id -> {
+      loginTimer = -1;
+      if (closed || socket != ws) {
+        return;
+      }
+      loggingIn = logIn(ws).onComplete(ar -> {
+        if (socket != ws) {
+          return;
+        }
+        login = ar.succeeded() ? ar.result() : Login.REFUSED;
+        if (login == Login.AUTHENTICATED) {
+          authenticatedNow();
+        } else if (login == Login.REFUSED) {
+          scheduleLoginRetry(ws);
+        }
+      }).otherwise(Login.REFUSED);
+    });
+  }
+
+  private void detach(WebSocket ws) {
+    List<Pending> lost = new ArrayList<>();
+    pending.entrySet().removeIf(entry -> {
+      if (entry.getValue().ws == ws) {
+        lost.add(entry.getValue());
+        return true;
+      }
+      return false;
+    });
     for (Pending call : lost) {
       vertx.cancelTimer(call.timer);
       call.promise.tryFail(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
           "connection to " + url + " was lost"));
     }
+    if (socket != ws) {
+      return;
+    }
+    socket = null;
+    login = null;
+    LOG.info("peer connection lost [url: {}]", url);
     List<Waiting> unsent = new ArrayList<>(waiting);
     waiting.clear();
     for (Waiting call : unsent) {
@@ -171,7 +327,7 @@ final class PeerConnection {
     if (!persistent || closed || reconnectTimer >= 0) {
       return;
     }
-    long delay = backoffMs / 2 + ThreadLocalRandom.current().nextLong(backoffMs / 2 + 1);
+    long delay = jittered(backoffMs);
     backoffMs = Math.min(BACKOFF_MAX_MS, backoffMs * 2);
     reconnectTimer = vertx.setTimer(delay, id -> {
       reconnectTimer = -1;
@@ -179,6 +335,10 @@ final class PeerConnection {
         ensureConnected();
       }
     });
+  }
+
+  private static long jittered(long backoff) {
+    return backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
   }
 
   private Future<JsonNode> send(WebSocket ws, String op, ObjectNode payload, long timeoutMs) {
@@ -192,7 +352,7 @@ final class PeerConnection {
         sendWaiting();
       }
     });
-    pending.put(requestId, new Pending(promise, timer));
+    pending.put(requestId, new Pending(ws, promise, timer));
     ws.writeTextMessage(frame.toString()).onFailure(failure -> {
       Pending call = pending.remove(requestId);
       if (call != null) {
@@ -230,7 +390,7 @@ final class PeerConnection {
     }
   }
 
-  private record Pending(Promise<JsonNode> promise, long timer) {
+  private record Pending(WebSocket ws, Promise<JsonNode> promise, long timer) {
   }
 
   private record Waiting(String op, ObjectNode payload, long deadline, Promise<JsonNode> promise) {

@@ -3,66 +3,152 @@ package org.shine.server.peer;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.DeliveryOptions;
-import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
+import java.time.Clock;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
+import org.shine.server.db.Database;
+import org.shine.server.db.ServerKeyRepository;
+import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.ProtocolException;
+import org.shine.server.protocol.Status;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Owns this node's connections to other servers: one per URL, shared by every verticle through
- * {@link Addresses#PEER_REQUEST}. Connections to configured peers are kept open; others open on first use.
- * On every (re)connection it publishes {@link Addresses#PEER_CONNECTED} (sync pulls) and asks the directory to
- * re-announce the cards of the users served here ({@link Addresses#DIRECTORY_REANNOUNCE}).
+ * Owns this node's relations with other servers: one WebSocket connection per peer URL, shared by every verticle
+ * through {@link Addresses#PEER_REQUEST}, each logged in as this server; and the check of other servers' logins
+ * ({@link Addresses#PEER_VERIFY_LOGIN}). Connections go only to configured peers (kept open) and to URLs named in
+ * current routes (opened on first use, closed when idle for {@code limits.idleTimeoutMs}). Each time a connection
+ * opens it asks the directory to re-announce the cards of the users served here
+ * ({@link Addresses#DIRECTORY_REANNOUNCE}: the peer may learn this server's URL from them, and then accept its
+ * login); each time a server session opens it publishes {@link Addresses#PEER_CONNECTED} (sync pulls).
  */
 public final class PeerVerticle extends VerticleBase {
-  private static final int MAX_MESSAGE_BYTES = 4 << 20;
+  private static final Logger LOG = LoggerFactory.getLogger(PeerVerticle.class);
+  /** The largest frame a peer sends us: its response cap (at least the default 4 MiB) and the envelope. */
+  private static final int MIN_MESSAGE_BYTES = 4 << 20;
+  private static final int FRAME_SLACK_BYTES = 64 * 1024;
+  private static final int MAX_CONNECTIONS = 10_000;
+  private static final long ROUTED_URL_TTL_NANOS = 10_000_000_000L;
   private static final DeliveryOptions LOCAL = new DeliveryOptions().setLocalOnly(true);
   private final AppConfig config;
+  private final ServerIdentity identity;
+  private final SignatureVerifier verifier;
+  private final Clock clock;
   private final Map<String, PeerConnection> connections = new HashMap<>();
+  private final Map<String, Long> routedUrls = new HashMap<>();
+  private Set<String> configuredUrls;
   private WebSocketClient client;
+  private HttpClient http;
+  private ServerKeyRepository keys;
+  private long idleTimer = -1;
 
-  public PeerVerticle(AppConfig config) {
-    this.config = config;
+  public PeerVerticle(AppConfig config, ServerIdentity identity, SignatureVerifier verifier, Clock clock) {
+    this.config = Objects.requireNonNull(config);
+    this.identity = Objects.requireNonNull(identity);
+    this.verifier = Objects.requireNonNull(verifier);
+    this.clock = Objects.requireNonNull(clock);
   }
 
   @Override
   public Future<?> start() {
+    int maxMessage = Math.max(MIN_MESSAGE_BYTES, config.limits().maxResponseBytes()) + FRAME_SLACK_BYTES;
     client = vertx.createWebSocketClient(new WebSocketClientOptions()
-        .setMaxFrameSize(MAX_MESSAGE_BYTES)
-        .setMaxMessageSize(MAX_MESSAGE_BYTES)
-        .setMaxConnections(Math.max(64, config.peers().size() * 2)));
+        .setMaxFrameSize(maxMessage)
+        .setMaxMessageSize(maxMessage)
+        .setMaxConnections(MAX_CONNECTIONS));
+    http = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) config.delivery().callTimeoutMs()));
+    keys = new ServerKeyRepository(Database.sharedPool(vertx, config.db()));
+    PeerKeys peerKeys = new PeerKeys(config, keys, http, verifier, clock);
+    configuredUrls = config.peers().stream().map(AppConfig.Peer::url).collect(Collectors.toUnmodifiableSet());
     for (AppConfig.Peer peer : config.peers()) {
       if (!peer.url().equals(config.publicUrl())) {
         connections.put(peer.url(), newConnection(peer.url(), true));
       }
     }
-    MessageConsumer<PeerRequest> requests = vertx.eventBus().localConsumer(Addresses.PEER_REQUEST,
-        message -> BusReplies.replyWith(message, call(message.body())));
-    return requests.completion();
+    long idleMs = config.limits().idleTimeoutMs();
+    idleTimer = vertx.setPeriodic(Math.max(50, idleMs / 3), id -> closeIdle(idleMs * 1_000_000L));
+    EventBus bus = vertx.eventBus();
+    return Future.all(List.of(
+        bus.<PeerRequest>localConsumer(Addresses.PEER_REQUEST, m -> BusReplies.replyWith(m, call(m.body())))
+            .completion(),
+        bus.<ServerLoginCheck>localConsumer(Addresses.PEER_VERIFY_LOGIN,
+            m -> BusReplies.replyWith(m, peerKeys.verify(m.body()).map(v -> Boolean.TRUE))).completion()));
   }
 
   @Override
   public Future<?> stop() {
+    vertx.cancelTimer(idleTimer);
     connections.values().forEach(PeerConnection::close);
-    return client.close();
+    return client.close().eventually(http::close);
   }
 
   private Future<PeerResponse> call(PeerRequest request) {
-    PeerConnection connection = connections.computeIfAbsent(request.url(), url -> newConnection(url, false));
-    return connection.call(request.op(), request.payload(), request.timeoutMs()).map(PeerResponse::new);
+    PeerConnection open = connections.get(request.url());
+    Future<PeerConnection> connection = open != null ? Future.succeededFuture(open)
+        : allowed(request.url()).map(ok -> connections.computeIfAbsent(request.url(),
+            url -> newConnection(url, false)));
+    return connection.compose(c -> c.call(request.op(), request.payload(), request.timeoutMs(), request.needsSession()))
+        .map(PeerResponse::new);
+  }
+
+  /** Only configured peers and URLs that a current route names; at most {@code MAX_CONNECTIONS} at once. */
+  private Future<Void> allowed(String url) {
+    if (connections.size() >= MAX_CONNECTIONS) {
+      return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_BUSY,
+          "this node already holds " + MAX_CONNECTIONS + " peer connections"));
+    }
+    if (configuredUrls.contains(url)) {
+      return Future.succeededFuture();
+    }
+    Long until = routedUrls.get(url);
+    long now = System.nanoTime();
+    if (until != null && until - now > 0) {
+      return Future.succeededFuture();
+    }
+    return keys.isRoutedUrl(url).compose(routed -> {
+      if (!routed) {
+        return Future.failedFuture(new ProtocolException(Status.FORBIDDEN, ErrorCode.PEER_NOT_ALLOWED,
+            url + " is neither a configured peer nor named in any current route"));
+      }
+      if (routedUrls.size() >= MAX_CONNECTIONS) {
+        routedUrls.clear();
+      }
+      routedUrls.put(url, now + ROUTED_URL_TTL_NANOS);
+      return Future.succeededFuture();
+    });
+  }
+
+  private void closeIdle(long idleNanos) {
+    for (Iterator<Map.Entry<String, PeerConnection>> it = connections.entrySet().iterator(); it.hasNext(); ) {
+      PeerConnection connection = it.next().getValue();
+      if (!connection.persistent() && connection.idleNanos() >= idleNanos) {
+        LOG.debug("idle peer connection closed [url: {}]", connection.url());
+        connection.close();
+        it.remove();
+      }
+    }
   }
 
   private PeerConnection newConnection(String url, boolean persistent) {
     // a peer applies its per-connection limit to us too; assume it is the same as ours
-    return new PeerConnection(vertx, client, url, config.delivery().callTimeoutMs(),
-        config.limits().maxInFlightPerConnection(), persistent,
-        connected -> {
-          vertx.eventBus().publish(Addresses.PEER_CONNECTED, connected, LOCAL);
-          vertx.eventBus().send(Addresses.DIRECTORY_REANNOUNCE, connected, LOCAL);
-        });
+    return new PeerConnection(vertx, client, url, identity, config.delivery().callTimeoutMs(),
+        config.limits().maxInFlightPerConnection(), config.delivery().queueCapacity(), persistent,
+        connected -> vertx.eventBus().send(Addresses.DIRECTORY_REANNOUNCE, connected, LOCAL),
+        session -> vertx.eventBus().publish(Addresses.PEER_CONNECTED, session, LOCAL));
   }
 }

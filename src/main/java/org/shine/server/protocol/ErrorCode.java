@@ -34,6 +34,15 @@ public final class ErrorCode {
   public static final String PEER_TIMEOUT = "PEER_TIMEOUT";
   public static final String INTERNAL = "INTERNAL";
   public static final String STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE";
+  public static final String RATE_LIMITED = "RATE_LIMITED";
+  public static final String ROUTE_CONFLICT = "ROUTE_CONFLICT";
+  public static final String UNKNOWN_SERVER = "UNKNOWN_SERVER";
+  public static final String SERVER_KEY_UNAVAILABLE = "SERVER_KEY_UNAVAILABLE";
+  public static final String SERVER_KEY_CHANGED = "SERVER_KEY_CHANGED";
+  public static final String SOURCE_MISMATCH = "SOURCE_MISMATCH";
+  public static final String NOT_SIBLING = "NOT_SIBLING";
+  public static final String PEER_NOT_ALLOWED = "PEER_NOT_ALLOWED";
+  public static final String PEER_BUSY = "PEER_BUSY";
 
   private ErrorCode() {
   }

@@ -4,6 +4,8 @@ package org.shine.server.protocol;
 public final class Ops {
   public static final String AUTH_CHALLENGE = "AuthChallenge";
   public static final String AUTH_LOGIN = "AuthLogin";
+  public static final String SERVER_AUTH_CHALLENGE = "ServerAuthChallenge";
+  public static final String SERVER_AUTH_LOGIN = "ServerAuthLogin";
   public static final String PUBLISH_USER_CARD = "PublishUserCard";
   public static final String GET_USER_CARD = "GetUserCard";
   public static final String SEND_MESSAGE_PAIR = "SendMessagePair";

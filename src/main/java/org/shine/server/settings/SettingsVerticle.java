@@ -26,7 +26,7 @@ public final class SettingsVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    SyncRepository repository = new SyncRepository(Database.sharedPool(vertx, config.db()));
+    SyncRepository repository = new SyncRepository(Database.sharedPool(vertx, config.db()), config.serverLogin());
     EventBus bus = vertx.eventBus();
     return Future.all(
         bus.<String>localConsumer(Addresses.SETTINGS_GET,

@@ -22,6 +22,7 @@ import org.shine.server.db.SyncRepository.Sibling;
 import org.shine.server.delivery.SyncedItem;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Ops;
+import org.shine.server.settings.SettingValues;
 import org.shine.server.util.Json;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -85,7 +86,7 @@ public final class SyncPuller {
   }
 
   private Future<PullStats> settingsPages(Sibling sibling, PullStats stats) {
-    return pages(sibling, Ops.USER_SETTINGS_SYNC_BATCH, List.of(), stats, this::applySetting,
+    return pages(sibling, Ops.USER_SETTINGS_SYNC_BATCH, List.of(), stats, item -> applySetting(sibling, item),
         (before, stored, rejected) -> before.plus(stored, 0, rejected));
   }
 
@@ -100,7 +101,7 @@ public final class SyncPuller {
    */
   private Future<PullStats> pages(Sibling sibling, String op, List<Long> acks, PullStats stats,
       Function<JsonNode, Future<Long>> apply, Counter count) {
-    return peers.call(sibling.url(), op, request(acks, config.sync().pageSize())).compose(page -> {
+    return peers.callInSession(sibling.url(), op, request(acks, config.sync().pageSize())).compose(page -> {
       List<Future<Long>> stored = new ArrayList<>();
       for (JsonNode item : page.path("items")) {
         stored.add(apply.apply(item));
@@ -111,7 +112,7 @@ public final class SyncPuller {
           return pages(sibling, op, ok, next, apply, count);
         }
         return ok.isEmpty() ? Future.succeededFuture(next)
-            : peers.call(sibling.url(), op, request(ok, 0)).map(v -> next);
+            : peers.callInSession(sibling.url(), op, request(ok, 0)).map(v -> next);
       });
     });
   }
@@ -122,18 +123,32 @@ public final class SyncPuller {
     PullStats add(PullStats before, int stored, int rejected);
   }
 
-  private Future<Long> applySetting(JsonNode item) {
+  /**
+   * A sibling's setting, applied only for an owner whose current routes list both servers (PROTOCOL §6a). One
+   * stamped beyond our clock + the skew limit is ACKed and dropped (logged): it would win every later write.
+   */
+  private Future<Long> applySetting(Sibling sibling, JsonNode item) {
     long syncId = item.path("syncId").asLong(-1);
     String owner = item.path("owner").asText(null);
-    String key = item.path("key").asText(null);
+    String key = item.path("key").isTextual() ? item.get("key").asText() : null;
     JsonNode value = item.get("value");
-    long updatedAt = item.path("updatedAtMs").asLong(-1);
-    if (syncId < 0 || owner == null || key == null || value == null || updatedAt < 0) {
+    long updatedAt = item.path("updatedAtMs").isIntegralNumber() && item.get("updatedAtMs").canConvertToLong()
+        ? item.get("updatedAtMs").asLong() : -1;
+    if (syncId < 0 || owner == null || key == null || key.isEmpty() || key.indexOf('\0') >= 0 || value == null
+        || SettingValues.containsNul(value) || updatedAt < 0) {
       return Future.failedFuture("malformed settings item");
     }
+    long latest = clock.millis() + config.delivery().maxClockSkewMs();
+    if (updatedAt > latest) {
+      LOG.warn("synced setting dropped: stamped in the future [syncId: {}, owner: {}, sibling: {}, updatedAtMs: {}]",
+          syncId, owner, sibling.serverLogin(), updatedAt);
+      return Future.succeededFuture(syncId);
+    }
     return directory.find(owner).compose(user -> {
-      if (user.isEmpty() || !user.get().servedBy(config.serverLogin())) {
-        return Future.failedFuture("owner " + owner + " is not served here");
+      if (user.isEmpty() || !user.get().servedBy(config.serverLogin())
+          || !user.get().servedBy(sibling.serverLogin())) {
+        return Future.failedFuture("owner " + owner + " is not a user of both " + config.serverLogin() + " and "
+            + sibling.serverLogin());
       }
       return repository.applySynced(owner, key, value.toString(), updatedAt, clock.millis()).map(v -> syncId);
     });

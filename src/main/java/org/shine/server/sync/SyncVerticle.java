@@ -32,8 +32,8 @@ public final class SyncVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     Pool pool = Database.sharedPool(vertx, config.db());
-    SyncRepository repository = new SyncRepository(pool);
-    SyncSource source = new SyncSource(repository);
+    SyncRepository repository = new SyncRepository(pool, config.serverLogin());
+    SyncSource source = new SyncSource(repository, config.limits().maxResponseBytes());
     SyncPuller puller = new SyncPuller(config, vertx.eventBus(), repository, new DirectoryRepository(pool),
         new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), clock);
     EventBus bus = vertx.eventBus();

@@ -54,6 +54,7 @@ class FederationIT {
   private static Pool s1Sql;
   private static Pool s3Sql;
   private static final AtomicInteger USERS = new AtomicInteger();
+  private static final AtomicInteger SERVERS = new AtomicInteger();
   private final List<AutoCloseable> testResources = new ArrayList<>();
 
   @BeforeAll
@@ -116,7 +117,7 @@ class FederationIT {
     TestUser alice = user("alice");
     TestUser bob = user("bob");
     alice.publish(vertx, routes(s1), 1, s1.url(), s3.url());
-    bob.publish(vertx, List.of(Map.entry("s3", s3.url()), Map.entry("gone", deadUrl())), 1, s1.url(), s3.url());
+    bob.publish(vertx, List.of(Map.entry("s3", s3.url()), Map.entry(srv("gone"), deadUrl())), 1, s1.url(), s3.url());
     SignedPair pair = pair(alice, bob, "one is down");
 
     JsonNode result = alice.session(vertx, s1).sendPair(pair).await();
@@ -136,7 +137,7 @@ class FederationIT {
         : new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
     StubPeer second = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
     alice.publish(vertx, routes(s1), 1, s1.url());
-    bob.publish(vertx, List.of(Map.entry("b1", first.url()), Map.entry("b2", second.url())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry(srv("b1"), first.url()), Map.entry(srv("b2"), second.url())), 1, s1.url());
     ShineClient session = alice.session(vertx, s1);
     List<JsonNode> events = new CopyOnWriteArrayList<>();
     session.onEvent(events::add);
@@ -167,7 +168,7 @@ class FederationIT {
     TestUser bob = user("bob");
     StubPeer dead = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
     alice.publish(vertx, routes(s1), 1, s1.url());
-    bob.publish(vertx, List.of(Map.entry("b1", dead.url())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry(srv("b1"), dead.url())), 1, s1.url());
     ShineClient session = alice.session(vertx, s1);
     List<JsonNode> events = new CopyOnWriteArrayList<>();
     session.onEvent(events::add);
@@ -195,8 +196,8 @@ class FederationIT {
             .put("messageKey", p.path("messageKey").asText()).put("known", true).put("delivered", true))
         .respond("ReceiveOutcomingMessage", (op, p) -> Json.MAPPER.createObjectNode());
     StubPeer recipient = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "x"));
-    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("sib", sibling.url())), 1, s1.url());
-    bob.publish(vertx, List.of(Map.entry("b1", recipient.url())), 1, s1.url());
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(srv("sib"), sibling.url())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry(srv("b1"), recipient.url())), 1, s1.url());
     SignedPair pair = pair(alice, bob, "ask my sibling");
 
     alice.session(vertx, s1).sendPair(pair).await();
@@ -219,9 +220,9 @@ class FederationIT {
     AtomicInteger calls = new AtomicInteger();
     StubPeer recipient = stub().respond(RECEIVE, (op, p) -> calls.incrementAndGet() >= 5
         ? Json.MAPPER.createObjectNode() : new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "x"));
-    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("sib", rejecting.url())), 1, s1.url());
-    carol.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("sib", deadUrl())), 1, s1.url());
-    bob.publish(vertx, List.of(Map.entry("b1", recipient.url())), 1, s1.url());
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(srv("sib"), rejecting.url())), 1, s1.url());
+    carol.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(srv("sib"), deadUrl())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry(srv("b1"), recipient.url())), 1, s1.url());
     SignedPair fromAlice = pair(alice, bob, "sibling says UNKNOWN_OP");
     SignedPair fromCarol = pair(carol, bob, "sibling is down");
 
@@ -245,8 +246,8 @@ class FederationIT {
     StubPeer old = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "x"));
     StubPeer fresh = stub().respond(RECEIVE, (op, p) -> Json.MAPPER.createObjectNode());
     alice.publish(vertx, routes(s1), 1, s1.url());
-    bob.publish(vertx, List.of(Map.entry("b1", old.url())), 1, s1.url());
-    carol.publish(vertx, List.of(Map.entry("c1", old.url())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry(srv("b1"), old.url())), 1, s1.url());
+    carol.publish(vertx, List.of(Map.entry(srv("c1"), old.url())), 1, s1.url());
     ShineClient session = alice.session(vertx, s1);
     SignedPair toBob = pair(alice, bob, "you moved?");
     SignedPair toCarol = pair(alice, carol, "doomed");
@@ -254,12 +255,12 @@ class FederationIT {
     Eventually.until("carol's message fails", 6_000, () -> "failed".equals(state(s1Sql, toCarol)));
 
     session.sendPair(toBob).await();
-    bob.publish(vertx, List.of(Map.entry("b2", fresh.url())), 2, s1.url());
-    carol.publish(vertx, List.of(Map.entry("c2", fresh.url())), 2, s1.url());
+    bob.publish(vertx, List.of(Map.entry(srv("b2"), fresh.url())), 2, s1.url());
+    carol.publish(vertx, List.of(Map.entry(srv("c2"), fresh.url())), 2, s1.url());
 
     Eventually.until("bob's message delivered through the new route", 5_000,
         () -> "delivered".equals(state(s1Sql, toBob)));
-    bob.publish(vertx, List.of(Map.entry("b3", old.url())), 3, s1.url());
+    bob.publish(vertx, List.of(Map.entry(srv("b3"), old.url())), 3, s1.url());
     long oldCalls = old.count(RECEIVE);
     Thread.sleep(1_000);
     assertThat(fresh.requests().stream().filter(r -> r.op().equals(RECEIVE))
@@ -288,7 +289,7 @@ class FederationIT {
     TestUser alice = user("alice");
     TestUser bob = user("bob");
     alice.publish(vertx, List.of(Map.entry("s1", nodeA.url())), 1, nodeA.url());
-    bob.publish(vertx, List.of(Map.entry("b1", dead.url())), 1, nodeA.url());
+    bob.publish(vertx, List.of(Map.entry(srv("b1"), dead.url())), 1, nodeA.url());
     ShineClient session = alice.session(vertx, nodeA);
     List<SignedPair> pairs = new ArrayList<>();
     for (int i = 0; i < 40; i++) {
@@ -342,7 +343,7 @@ class FederationIT {
   }
 
   @Test
-  @DisplayName("server ops: synced on arrival only from the owner's sibling; 421 for users not served here")
+  @DisplayName("server ops: synced on arrival only on a server session of the owner's sibling; a spoofed source is unsynced (anonymous) or 403 (another server's session); 421 for users not served here")
   void sourceServerRules() {
     TestUser alice = user("alice");
     TestUser bob = user("bob");
@@ -350,20 +351,29 @@ class FederationIT {
     alice.publish(vertx, routes(s1), 1, s3.url());
     bob.publish(vertx, routes(s3, s4), 1, s3.url());
     carol.publish(vertx, routes(s4), 1, s3.url());
-    ShineClient peer = ShineClient.connect(vertx, s3.url()).await();
+    ShineClient peer = s4.serverSession(vertx, s3);
+    ShineClient anonymous = ShineClient.connect(vertx, s3.url()).await();
+    ShineClient other = s1.serverSession(vertx, s3);
     SignedPair fromSibling = pair(alice, bob, "via bob's sibling");
+    SignedPair spoofed = pair(alice, bob, "claims to be bob's sibling");
     SignedPair fromElsewhere = pair(alice, bob, "via another server");
     SignedPair fromClient = pair(alice, bob, "via no server");
 
     receive(peer, fromSibling, "s4");
-    receive(peer, fromElsewhere, "s1");
+    receive(anonymous, spoofed, "s4");
+    receive(other, fromElsewhere, "s1");
     receive(peer, fromClient, null);
 
     assertThat(synced(s3Sql, bob, fromSibling)).isTrue();
+    assertThat(synced(s3Sql, bob, spoofed)).isFalse();
     assertThat(synced(s3Sql, bob, fromElsewhere)).isFalse();
     assertThat(synced(s3Sql, bob, fromClient)).isFalse();
+    SignedPair lying = pair(alice, bob, "s4's session claims s1");
+    assertThatCode(peer, () -> receive(peer, lying, "s1"), 403, "SOURCE_MISMATCH");
+    assertThat(count(s3Sql, "SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2", bob.login(),
+        lying.outgoing().baseKey())).isZero();
     SignedPair toCarol = pair(alice, carol, "carol is not served here");
-    assertThatCode(peer, () -> receive(peer, toCarol, "s1"), 421, "NOT_ACCESS_SERVER");
+    assertThatCode(peer, () -> receive(peer, toCarol, "s4"), 421, "NOT_ACCESS_SERVER");
     assertThatCode(peer, () -> peer.request("ReceiveOutcomingMessage", ShineClient.object()
         .put("incomingBlobB64", Base64.getEncoder().encodeToString(toCarol.incoming().bytes()))
         .put("outgoingBlobB64", Base64.getEncoder().encodeToString(toCarol.outgoing().bytes()))).await(),
@@ -387,7 +397,7 @@ class FederationIT {
     TestUser alice = user("alice");
     TestUser bob = user("bob");
     alice.publish(vertx, routes(origin, sibling), 1, origin.url(), sibling.url());
-    bob.publish(vertx, List.of(Map.entry("b1", recipient.url())), 1, origin.url(), sibling.url());
+    bob.publish(vertx, List.of(Map.entry(srv("b1"), recipient.url())), 1, origin.url(), sibling.url());
     SignedPair pair = pair(alice, bob, "carry on without me");
 
     alice.session(vertx, origin).sendPair(pair).await();
@@ -451,6 +461,11 @@ class FederationIT {
 
   private static List<Map.Entry<String, String>> routes(TestServer... servers) {
     return java.util.Arrays.stream(servers).map(s -> Map.entry(s.serverLogin(), s.url())).toList();
+  }
+
+  /** A serverLogin of its own for each stub route (one serverLogin has one URL, PROTOCOL §6a). */
+  private static String srv(String base) {
+    return base + "-" + SERVERS.incrementAndGet();
   }
 
   private static String deadUrl() {

@@ -58,7 +58,7 @@ class DirectoryIT {
   static void startServer() {
     vertx = Vertx.vertx();
     database = TestDatabase.create(vertx);
-    server = TestServer.start("s1", database.config(), CLOCK);
+    server = TestServer.start("home", database.config(), CLOCK);
     sql = database.pool();
   }
 
@@ -242,6 +242,29 @@ class DirectoryIT {
     assertThat(routes("lena")).isEmpty();
     // the same card with a good URL is then accepted
     assertThat(publish(ShineClient.signedCard("lena", key, List.of(S3), 1)).get("changed").asBoolean()).isTrue();
+  }
+
+  @Test
+  @DisplayName("a route that names a known server at another URL is 409 ROUTE_CONFLICT and nothing is stored")
+  void routeConflict() {
+    KeyFile nina = KeyFile.generate("nina");
+    KeyFile omar = KeyFile.generate("omar");
+    // GIVEN s2's URL is known here from an accepted card
+    publish(ShineClient.signedCard("nina", nina, List.of(S2), 1));
+
+    // WHEN cards name s2, or this server itself, somewhere else
+    assertRefused(publishing(ShineClient.signedCard("omar", omar, List.of(Map.entry("s2", "ws://127.0.0.1:9/ws")),
+        1)), 409, ErrorCode.ROUTE_CONFLICT);
+    assertRefused(publishing(ShineClient.signedCard("omar", omar, List.of(Map.entry("home", "ws://127.0.0.1:9/ws")),
+        1)), 409, ErrorCode.ROUTE_CONFLICT);
+    assertRefused(publishing(ShineClient.signedCard("nina", nina, List.of(S1, Map.entry("s2", "ws://evil:1/ws")),
+        2)), 409, ErrorCode.ROUTE_CONFLICT);
+
+    // THEN nothing of them is stored, and the known URLs are accepted
+    assertThat(cardCount("omar")).isZero();
+    assertThat(routes("nina")).containsExactly("0 s2 " + S2.getValue());
+    assertThat(publish(ShineClient.signedCard("omar", omar, List.of(Map.entry("home", server.url()), S2), 1))
+        .get("changed").asBoolean()).isTrue();
   }
 
   @Test

@@ -10,11 +10,15 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BiFunction;
+import org.shine.server.client.ShineClient;
+import org.shine.server.dm.KeyFile;
 import org.shine.server.util.Json;
 
 /**
  * A fake access server on a loopback port: answers each request with what {@link #respond} returns for its op
- * and payload (a payload for 200, or an {@link Error}), and records every request it gets.
+ * and payload (a payload for 200, or an {@link Error}), and records every request it gets. It has a server key of
+ * its own, served at {@code /.well-known/shine-server} under the serverLogin given by {@link #named}, so it can log
+ * in to real servers as a peer would ({@link #sessionOn}).
  */
 public final class StubPeer implements AutoCloseable {
   private final Vertx vertx;
@@ -23,6 +27,8 @@ public final class StubPeer implements AutoCloseable {
   private final List<ServerWebSocket> sockets = new CopyOnWriteArrayList<>();
   private final Map<String, BiFunction<String, JsonNode, Object>> byOp = new ConcurrentHashMap<>();
   private volatile BiFunction<String, JsonNode, Object> fallback = (op, payload) -> new Error(400, "UNKNOWN_OP", op);
+  private final KeyFile serverKey = KeyFile.generate(null);
+  private volatile String serverLogin = "stub";
 
   private StubPeer(Vertx vertx, HttpServer server) {
     this.vertx = vertx;
@@ -35,7 +41,8 @@ public final class StubPeer implements AutoCloseable {
 
   public static StubPeer start(Vertx vertx, int port) {
     StubPeer[] holder = new StubPeer[1];
-    HttpServer server = vertx.createHttpServer().webSocketHandler(ws -> holder[0].accept(ws));
+    HttpServer server = vertx.createHttpServer().webSocketHandler(ws -> holder[0].accept(ws))
+        .requestHandler(request -> holder[0].serveHttp(request));
     holder[0] = new StubPeer(vertx, server);
     server.listen(port, "127.0.0.1").await();
     return holder[0];
@@ -56,6 +63,38 @@ public final class StubPeer implements AutoCloseable {
   public StubPeer respond(String op, BiFunction<String, JsonNode, Object> answer) {
     byOp.put(op, answer);
     return this;
+  }
+
+  /** The serverLogin this stub claims in its key document and its logins. */
+  public StubPeer named(String serverLogin) {
+    this.serverLogin = serverLogin;
+    return this;
+  }
+
+  public String serverLogin() {
+    return serverLogin;
+  }
+
+  /** This stub's server key. */
+  public KeyFile serverKey() {
+    return serverKey;
+  }
+
+  /** A connection to {@code targetUrl} logged in as this stub's server (PROTOCOL §6a). */
+  public ShineClient sessionOn(Vertx clientVertx, String targetUrl) {
+    ShineClient client = ShineClient.connect(clientVertx, targetUrl).await();
+    client.serverLogin(serverLogin, serverKey.privateKey()).await();
+    return client;
+  }
+
+  private void serveHttp(io.vertx.core.http.HttpServerRequest request) {
+    if ("/.well-known/shine-server".equals(request.path())) {
+      request.response().putHeader("content-type", "application/json").end(Json.MAPPER.createObjectNode()
+          .put("serverLogin", serverLogin).put("publicKeyB64", serverKey.publicKeyB64()).put("url", url())
+          .toString());
+    } else {
+      request.response().setStatusCode(404).end();
+    }
   }
 
   public StubPeer acceptEverything() {

@@ -75,6 +75,14 @@ public final class TestServer implements AutoCloseable {
     return vertx;
   }
 
+  /** A connection to {@code target} logged in as this server, as its peer connections are (PROTOCOL §6a). */
+  public org.shine.server.client.ShineClient serverSession(Vertx clientVertx, TestServer target) {
+    var client = org.shine.server.client.ShineClient.connect(clientVertx, target.url()).await();
+    client.serverLogin(serverLogin(), (callee, challengeB64) -> server.identity().signLogin(callee, challengeB64))
+        .await();
+    return client;
+  }
+
   /** Drains as SIGTERM does: the gateway finishes in-flight requests, then everything stops. */
   public io.vertx.core.Future<Void> drain() {
     return server.stop();

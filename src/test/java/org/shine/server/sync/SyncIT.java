@@ -104,15 +104,16 @@ class SyncIT {
   void lostAckRedelivers(Vertx vertx) {
     TestDatabase db1 = db(vertx);
     TestServer s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
+    StubPeer s2 = keep(StubPeer.start(vertx)).named("s2");
     TestUser alice = user("alice");
     TestUser bob = user("bob");
-    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", "ws://127.0.0.1:1/ws")), 1, s1.url());
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url());
     bob.publish(vertx, List.of(Map.entry("s1", s1.url())), 1, s1.url());
     ShineClient session = alice.session(vertx, s1);
     for (int i = 0; i < 5; i++) {
       session.sendPair(pair(alice, bob, "page item " + i)).await();
     }
-    ShineClient sibling = ShineClient.connect(vertx, s1.url()).await();
+    ShineClient sibling = s2.sessionOn(vertx, s1.url());
 
     JsonNode first = batch(sibling, "DmSyncBatch", "s2", List.of(), 3);
     JsonNode again = batch(sibling, "DmSyncBatch", "s2", List.of(), 3);
