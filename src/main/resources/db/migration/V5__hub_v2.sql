@@ -1,0 +1,12 @@
+-- Hub v2 (PROTOCOL §10, §11): a refresh whose answer was lost can be retried within hub.refreshGraceS.
+
+-- One secret per deployment, written by the first node that needs it: a rotated pair is derived from the
+-- presented refresh token under it, so a retry can be answered with the same pair while only hashes are stored.
+CREATE TABLE hub_secret (
+  id      smallint PRIMARY KEY CHECK (id = 1),
+  secret  bytea    NOT NULL
+);
+
+-- Which refresh token a pair was rotated from (its hash), and when that one was used.
+ALTER TABLE hub_token ADD COLUMN parent_hash bytea, ADD COLUMN parent_used_at_ms bigint;
+CREATE INDEX hub_token_parent ON hub_token (parent_hash) WHERE parent_hash IS NOT NULL;
