@@ -15,8 +15,14 @@ import java.util.Optional;
 
 /** SQL of the polling hub: challenges, token families (stored hashed), subscribers and the per-user queue. */
 public final class HubRepository {
+  /*
+   * Keeps the login's newest $4 challenges: the DELETE sees the rows from before the INSERT, so it keeps $4 - 1 of
+   * those. Concurrent issues for one login may each keep their view's newest, leaving a few more until the next.
+   */
   private static final String SAVE_CHALLENGE =
-      "INSERT INTO hub_challenge (challenge_b64, login, expires_at_ms) VALUES ($1, $2, $3)";
+      "WITH saved AS (INSERT INTO hub_challenge (challenge_b64, login, expires_at_ms) VALUES ($1, $2, $3))"
+          + " DELETE FROM hub_challenge WHERE login = $2 AND issued <= (SELECT issued FROM hub_challenge"
+          + " WHERE login = $2 ORDER BY issued DESC OFFSET $4 - 1 LIMIT 1)";
   private static final String TAKE_CHALLENGE =
       "DELETE FROM hub_challenge WHERE challenge_b64 = $1 AND login = $2 AND expires_at_ms > $3 RETURNING login";
   private static final String SAVE_PAIR =
@@ -68,8 +74,10 @@ public final class HubRepository {
     this.pool = Objects.requireNonNull(pool);
   }
 
-  public Future<Void> saveChallenge(String challengeB64, String login, long expiresAtMs) {
-    return pool.preparedQuery(SAVE_CHALLENGE).execute(Tuple.of(challengeB64, login, expiresAtMs)).mapEmpty();
+  /** Stores a challenge and drops the login's oldest beyond {@code perLogin}. */
+  public Future<Void> saveChallenge(String challengeB64, String login, long expiresAtMs, int perLogin) {
+    return pool.preparedQuery(SAVE_CHALLENGE).execute(Tuple.of(challengeB64, login, expiresAtMs, perLogin))
+        .mapEmpty();
   }
 
   /** Consumes a live challenge issued to {@code login}; false when there is none. */

@@ -85,7 +85,8 @@ public final class HubRoutes {
       byte[] challenge = new byte[32];
       RANDOM.nextBytes(challenge);
       String challengeB64 = Base64.getEncoder().encodeToString(challenge);
-      return hub.saveChallenge(challengeB64, checked, clock.millis() + CHALLENGE_TTL_MS)
+      return hub.saveChallenge(challengeB64, checked, clock.millis() + CHALLENGE_TTL_MS,
+          config.hub().challengesPerLogin())
           .map(v -> Json.MAPPER.createObjectNode().put("challengeB64", challengeB64)
               .put("serverLogin", config.serverLogin()));
     });

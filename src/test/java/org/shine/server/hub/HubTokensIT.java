@@ -8,12 +8,15 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -27,12 +30,14 @@ import org.shine.server.support.TestUser;
 import org.shine.server.util.Json;
 
 /**
- * Token refresh with its grace window (PROTOCOL §10 v2), against a real server whose clock the tests move.
+ * Token refresh with its grace window and the bound on open challenges (PROTOCOL §10 v2, §11), against a real
+ * server whose clock the tests move.
  */
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
 class HubTokensIT {
   private static final int GRACE_S = 30;
+  private static final int CHALLENGES = 3;
   private static final MutableClock CLOCK = MutableClock.now();
   private static Vertx vertx;
   private static TestDatabase db;
@@ -46,7 +51,8 @@ class HubTokensIT {
     vertx = Vertx.vertx();
     db = TestDatabase.create(vertx);
     sql = db.pool();
-    server = TestServer.start("s1", db.config(), CLOCK, "{\"hub\":{\"refreshGraceS\":" + GRACE_S + "}}");
+    server = TestServer.start("s1", db.config(), CLOCK, "{\"hub\":{\"refreshGraceS\":" + GRACE_S
+        + ",\"challengesPerLogin\":" + CHALLENGES + "}}");
     hub = new HubHttp(server);
   }
 
@@ -122,8 +128,36 @@ class HubTokensIT {
     assertThat(hub.refresh(next.get("refreshToken").asText()).statusCode()).isEqualTo(401);
   }
 
+  @Test
+  @DisplayName("beyond challengesPerLogin open challenges only the newest stay: the oldest yields no token, the"
+      + " newest does; an expired one never does")
+  void challengeBound() throws Exception {
+    TestUser bob = user("bob");
+    List<String> issued = new ArrayList<>();
+    for (int i = 0; i < CHALLENGES + 2; i++) {
+      issued.add(hub.challenge(bob));
+    }
+
+    assertThat(openChallenges(bob)).containsExactlyInAnyOrderElementsOf(issued.subList(2, issued.size()));
+    assertThat(hub.token(bob, issued.get(0)).statusCode()).isEqualTo(401);
+    assertThat(hub.token(bob, issued.get(issued.size() - 1)).statusCode()).isEqualTo(200);
+
+    String expiring = hub.challenge(bob);
+    CLOCK.advance(Duration.ofMinutes(3));
+    assertThat(hub.token(bob, expiring).statusCode()).isEqualTo(401);
+  }
+
   private static TestUser user(String prefix) {
     return TestUser.create(prefix + (++users)).registerOn(vertx, server);
+  }
+
+  private static List<String> openChallenges(TestUser user) {
+    List<String> open = new ArrayList<>();
+    for (Row row : sql.preparedQuery("SELECT challenge_b64 FROM hub_challenge WHERE login = $1")
+        .execute(Tuple.of(user.login())).await()) {
+      open.add(row.getString(0));
+    }
+    return open;
   }
 
   /** Rows stored under the hashes of the pair's two tokens. */
