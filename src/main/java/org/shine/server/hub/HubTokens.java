@@ -107,8 +107,11 @@ final class HubTokens {
       if (now >= issued.parentUsedAtMs() + config.refreshGraceS() * 1000) {
         return revoke(conn, old, "a spent refresh token was presented again after the grace window");
       }
-      if (issued.revoked() || next.revoked() || next.used()) {
-        // the pair did arrive (it has been used since): this is not a retry of a lost answer
+      if (issued.revoked() || next.revoked()) {
+        return revoke(conn, old, "a spent refresh token was presented again after its pair was revoked");
+      }
+      if (next.used()) {
+        // the pair did arrive (its refresh token has been used since): this is no retry of a lost answer
         return revoke(conn, old, "a spent refresh token was presented again after its successor was used");
       }
       long remainingS = Math.max(0, (issued.expiresAtMs() - now) / 1000);
@@ -117,7 +120,7 @@ final class HubTokens {
   }
 
   private Future<Optional<Pair>> revoke(SqlConnection conn, HubRepository.StoredToken old, String why) {
-    LOG.info("hub token family revoked [login: {}]: {}", old.login(), why);
+    LOG.info("revoking a hub token family [login: {}]: {}", old.login(), why);
     return hub.revokeFamily(conn, old.family()).map(v -> Optional.empty());
   }
 

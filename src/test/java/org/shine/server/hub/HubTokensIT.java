@@ -10,6 +10,7 @@ import io.vertx.junit5.VertxExtension;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -17,6 +18,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -126,6 +128,24 @@ class HubTokensIT {
     assertThat(hub.get("/messages?waitS=0", next.get("accessToken").asText()).statusCode()).isEqualTo(401);
     assertThat(hub.get("/messages?waitS=0", rotated.get("accessToken").asText()).statusCode()).isEqualTo(401);
     assertThat(hub.refresh(next.get("refreshToken").asText()).statusCode()).isEqualTo(401);
+  }
+
+  @Test
+  @DisplayName("two presentations of one refresh token at once, on two connections, get the same pair")
+  void concurrentRefresh() throws Exception {
+    String oldRefresh = hub.tokens(user("bob")).get("refreshToken").asText();
+    HttpRequest refresh = hub.request("/token/refresh", null).header("content-type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(Json.MAPPER.createObjectNode().put("refreshToken", oldRefresh)
+            .toString())).build();
+
+    CompletableFuture<HttpResponse<String>> one = hub.onOwnConnection(refresh);
+    CompletableFuture<HttpResponse<String>> other = hub.onOwnConnection(refresh);
+
+    JsonNode first = HubHttp.ok(one.get(20, TimeUnit.SECONDS));
+    JsonNode second = HubHttp.ok(other.get(20, TimeUnit.SECONDS));
+    assertThat(second.get("accessToken").asText()).isEqualTo(first.get("accessToken").asText());
+    assertThat(second.get("refreshToken").asText()).isEqualTo(first.get("refreshToken").asText());
+    assertThat(hub.get("/messages?waitS=0", first.get("accessToken").asText()).statusCode()).isEqualTo(204);
   }
 
   @Test
