@@ -4,6 +4,9 @@ import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.SqlClient;
+import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,19 +15,32 @@ import java.util.Optional;
 
 /** SQL of the polling hub: challenges, token families (stored hashed), subscribers and the per-user queue. */
 public final class HubRepository {
+  /*
+   * Keeps the login's newest $4 challenges: the DELETE sees the rows from before the INSERT, so it keeps $4 - 1 of
+   * those. Concurrent issues for one login may each keep their view's newest, leaving a few more until the next.
+   */
   private static final String SAVE_CHALLENGE =
-      "INSERT INTO hub_challenge (challenge_b64, login, expires_at_ms) VALUES ($1, $2, $3)";
+      "WITH saved AS (INSERT INTO hub_challenge (challenge_b64, login, expires_at_ms) VALUES ($1, $2, $3))"
+          + " DELETE FROM hub_challenge WHERE login = $2 AND issued <= (SELECT issued FROM hub_challenge"
+          + " WHERE login = $2 ORDER BY issued DESC OFFSET $4 - 1 LIMIT 1)";
   private static final String TAKE_CHALLENGE =
       "DELETE FROM hub_challenge WHERE challenge_b64 = $1 AND login = $2 AND expires_at_ms > $3 RETURNING login";
-  private static final String SAVE_TOKEN =
-      "INSERT INTO hub_token (token_hash, login, kind, family, expires_at_ms, created_at_ms)"
-          + " VALUES ($1, $2, $3, $4, $5, $6)";
+  private static final String SAVE_PAIR =
+      "INSERT INTO hub_token (token_hash, login, kind, family, expires_at_ms, created_at_ms, parent_hash,"
+          + " parent_used_at_ms) VALUES ($1, $3, 'access', $4, $5, $7, $8, $9),"
+          + " ($2, $3, 'refresh', $4, $6, $7, $8, $9)";
   private static final String FIND_TOKEN =
       "SELECT login, kind, family, expires_at_ms, used, revoked FROM hub_token WHERE token_hash = $1";
-  /* the first use of a refresh token wins; a second use finds it used */
-  private static final String USE_REFRESH =
-      "UPDATE hub_token SET used = true WHERE token_hash = $1 AND kind = 'refresh' AND NOT used AND NOT revoked"
-          + " AND expires_at_ms > $2 RETURNING login, family";
+  /* concurrent presentations of one refresh token queue here, so exactly one rotates it */
+  private static final String LOCK_TOKEN =
+      "SELECT login, kind, family, expires_at_ms, used, revoked FROM hub_token WHERE token_hash = $1 FOR UPDATE";
+  private static final String MARK_USED = "UPDATE hub_token SET used = true WHERE token_hash = $1";
+  private static final String CHILDREN =
+      "SELECT token_hash, kind, expires_at_ms, used, revoked, parent_used_at_ms FROM hub_token"
+          + " WHERE parent_hash = $1";
+  private static final String PUT_SECRET =
+      "INSERT INTO hub_secret (id, secret) VALUES (1, $1) ON CONFLICT DO NOTHING";
+  private static final String GET_SECRET = "SELECT secret FROM hub_secret WHERE id = 1";
   private static final String REVOKE_FAMILY = "UPDATE hub_token SET revoked = true WHERE family = $1";
   private static final String SUBSCRIBE =
       "INSERT INTO hub_subscriber (login, since_ms) VALUES ($1, $2) ON CONFLICT DO NOTHING";
@@ -58,8 +74,10 @@ public final class HubRepository {
     this.pool = Objects.requireNonNull(pool);
   }
 
-  public Future<Void> saveChallenge(String challengeB64, String login, long expiresAtMs) {
-    return pool.preparedQuery(SAVE_CHALLENGE).execute(Tuple.of(challengeB64, login, expiresAtMs)).mapEmpty();
+  /** Stores a challenge and drops the login's oldest beyond {@code perLogin}. */
+  public Future<Void> saveChallenge(String challengeB64, String login, long expiresAtMs, int perLogin) {
+    return pool.preparedQuery(SAVE_CHALLENGE).execute(Tuple.of(challengeB64, login, expiresAtMs, perLogin))
+        .mapEmpty();
   }
 
   /** Consumes a live challenge issued to {@code login}; false when there is none. */
@@ -68,36 +86,52 @@ public final class HubRepository {
         .map(rows -> rows.size() == 1);
   }
 
-  public Future<Void> saveToken(byte[] hash, String login, String kind, String family, long expiresAtMs,
-      long nowMs) {
-    return pool.preparedQuery(SAVE_TOKEN)
-        .execute(Tuple.of(Buffer.buffer(hash), login, kind, family, expiresAtMs, nowMs)).mapEmpty();
+  /** Stores both tokens of a pair, through the pool or inside a transaction. */
+  public Future<Void> savePair(SqlClient client, NewPair pair) {
+    return client.preparedQuery(SAVE_PAIR).execute(Tuple.of(Buffer.buffer(pair.accessHash()),
+        Buffer.buffer(pair.refreshHash()), pair.login(), pair.family(), pair.accessExpiresAtMs(),
+        pair.refreshExpiresAtMs(), pair.createdAtMs(), pair.parentHash() == null ? null
+            : Buffer.buffer(pair.parentHash()), pair.parentHash() == null ? null : pair.createdAtMs())).mapEmpty();
   }
 
   public Future<Optional<StoredToken>> findToken(byte[] hash) {
-    return pool.preparedQuery(FIND_TOKEN).execute(Tuple.of(Buffer.buffer(hash))).map(rows -> {
-      if (rows.size() == 0) {
-        return Optional.empty();
+    return pool.preparedQuery(FIND_TOKEN).execute(Tuple.of(Buffer.buffer(hash))).map(HubRepository::toStoredToken);
+  }
+
+  /** Reads a token and holds its row for the rest of {@code conn}'s transaction. */
+  public Future<Optional<StoredToken>> lockToken(SqlConnection conn, byte[] hash) {
+    return conn.preparedQuery(LOCK_TOKEN).execute(Tuple.of(Buffer.buffer(hash))).map(HubRepository::toStoredToken);
+  }
+
+  public Future<Void> markUsed(SqlConnection conn, byte[] hash) {
+    return conn.preparedQuery(MARK_USED).execute(Tuple.of(Buffer.buffer(hash))).mapEmpty();
+  }
+
+  /** The tokens rotated from the refresh token with hash {@code parentHash}. */
+  public Future<List<ChildToken>> children(SqlConnection conn, byte[] parentHash) {
+    return conn.preparedQuery(CHILDREN).execute(Tuple.of(Buffer.buffer(parentHash))).map(rows -> {
+      List<ChildToken> children = new ArrayList<>(2);
+      for (Row row : rows) {
+        children.add(new ChildToken(row.getBuffer("token_hash").getBytes(), row.getString("kind"),
+            row.getLong("expires_at_ms"), row.getBoolean("used"), row.getBoolean("revoked"),
+            row.getLong("parent_used_at_ms")));
       }
-      Row row = rows.iterator().next();
-      return Optional.of(new StoredToken(row.getString("login"), row.getString("kind"), row.getString("family"),
-          row.getLong("expires_at_ms"), row.getBoolean("used"), row.getBoolean("revoked")));
+      return children;
     });
   }
 
-  /** Marks a live refresh token used; empty when it is unknown, expired, revoked or already used. */
-  public Future<Optional<StoredToken>> useRefresh(byte[] hash, long nowMs) {
-    return pool.preparedQuery(USE_REFRESH).execute(Tuple.of(Buffer.buffer(hash), nowMs)).map(rows -> {
-      if (rows.size() == 0) {
-        return Optional.empty();
-      }
-      Row row = rows.iterator().next();
-      return Optional.of(new StoredToken(row.getString("login"), "refresh", row.getString("family"), 0, true, false));
-    });
+  public Future<Void> revokeFamily(SqlClient client, String family) {
+    return client.preparedQuery(REVOKE_FAMILY).execute(Tuple.of(family)).mapEmpty();
   }
 
-  public Future<Void> revokeFamily(String family) {
-    return pool.preparedQuery(REVOKE_FAMILY).execute(Tuple.of(family)).mapEmpty();
+  /**
+   * The deployment's rotation secret; the first caller's {@code candidate} becomes it when there is none yet, and
+   * every later caller, on any node, reads that one.
+   */
+  public Future<byte[]> rotationSecret(byte[] candidate) {
+    return pool.preparedQuery(PUT_SECRET).execute(Tuple.of(Buffer.buffer(candidate)))
+        .compose(v -> pool.query(GET_SECRET).execute())
+        .map(rows -> rows.iterator().next().getBuffer("secret").getBytes());
   }
 
   public Future<Void> subscribe(String login, long nowMs) {
@@ -143,9 +177,28 @@ public final class HubRepository {
     return pool.preparedQuery(EXPIRE).execute(Tuple.of(queueBeforeMs, nowMs)).mapEmpty();
   }
 
+  private static Optional<StoredToken> toStoredToken(RowSet<Row> rows) {
+    if (rows.size() == 0) {
+      return Optional.empty();
+    }
+    Row row = rows.iterator().next();
+    return Optional.of(new StoredToken(row.getString("login"), row.getString("kind"), row.getString("family"),
+        row.getLong("expires_at_ms"), row.getBoolean("used"), row.getBoolean("revoked")));
+  }
+
   /** A stored token's facts. */
   public record StoredToken(String login, String kind, String family, long expiresAtMs, boolean used,
       boolean revoked) {
+  }
+
+  /** A token pair to store (hashes only); {@code parentHash} is the refresh token it was rotated from, or null. */
+  public record NewPair(String login, String family, byte[] accessHash, long accessExpiresAtMs, byte[] refreshHash,
+      long refreshExpiresAtMs, long createdAtMs, byte[] parentHash) {
+  }
+
+  /** A token rotated from another, with the time its parent was used. */
+  public record ChildToken(byte[] hash, String kind, long expiresAtMs, boolean used, boolean revoked,
+      long parentUsedAtMs) {
   }
 
   /** An event handed out with its delivery id. */

@@ -13,14 +13,11 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.sqlclient.Pool;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.Base64;
 import java.util.Objects;
 import java.util.Set;
-import java.util.UUID;
 import java.util.function.Supplier;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
@@ -37,9 +34,9 @@ import org.shine.server.util.Json;
 
 /**
  * The hub's HTTP API (PROTOCOL §10, seed 004), mounted on the gateway's router: challenge and token issue,
- * refresh with rotation (reusing a spent refresh token revokes its whole family), and the long-/short-poll of
- * one event at a time with explicit ACK. A waiting poll holds no thread: it waits for a wake-up on the bus (from
- * any node) or for its timer. One instance per gateway verticle instance.
+ * refresh with rotation ({@link HubTokens}: a retry within the grace gets the same pair, other reuse revokes the
+ * whole family), and the long-/short-poll of one event at a time with explicit ACK. A waiting poll holds no thread:
+ * it waits for a wake-up on the bus (from any node) or for its timer. One instance per gateway verticle instance.
  */
 public final class HubRoutes {
   private static final int MAX_BODY_BYTES = 16 * 1024;
@@ -52,6 +49,7 @@ public final class HubRoutes {
   private final Clock clock;
   private final SignatureVerifier verifier;
   private final HubPollLimits polls;
+  private final HubTokens tokens;
 
   public HubRoutes(Vertx vertx, AppConfig config, Pool pool, Clock clock, SignatureVerifier verifier,
       HubPollLimits polls) {
@@ -62,6 +60,7 @@ public final class HubRoutes {
     this.clock = Objects.requireNonNull(clock);
     this.verifier = Objects.requireNonNull(verifier);
     this.polls = Objects.requireNonNull(polls);
+    this.tokens = new HubTokens(pool, config.hub(), clock);
   }
 
   public void mount(Router router) {
@@ -86,7 +85,8 @@ public final class HubRoutes {
       byte[] challenge = new byte[32];
       RANDOM.nextBytes(challenge);
       String challengeB64 = Base64.getEncoder().encodeToString(challenge);
-      return hub.saveChallenge(challengeB64, checked, clock.millis() + CHALLENGE_TTL_MS)
+      return hub.saveChallenge(challengeB64, checked, clock.millis() + CHALLENGE_TTL_MS,
+          config.hub().challengesPerLogin())
           .map(v -> Json.MAPPER.createObjectNode().put("challengeB64", challengeB64)
               .put("serverLogin", config.serverLogin()));
     });
@@ -109,37 +109,18 @@ public final class HubRoutes {
                   : Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.BAD_SIGNATURE,
                       "the challenge signature does not verify with " + login + "'s key")))
               .onSuccess(v -> vertx.eventBus().publish(Addresses.HUB_SUBSCRIBED, login))
-              .compose(v -> issue(login, UUID.randomUUID().toString()));
+              .compose(v -> tokens.issue(login)).map(HubRoutes::render);
         }));
   }
 
   private Future<JsonNode> refresh(RoutingContext ctx) {
     String refreshToken = Fields.of(jsonBody(ctx), "body", Set.of("refreshToken")).requiredString("refreshToken");
-    byte[] hash = hash(refreshToken);
-    return hub.useRefresh(hash, clock.millis()).compose(used -> {
-      if (used.isPresent()) {
-        return issue(used.get().login(), used.get().family());
-      }
-      // a spent refresh token used again means it leaked: the whole family dies
-      return hub.findToken(hash).compose(known -> {
-        Future<Void> revoke = known.isPresent() && known.get().used() && "refresh".equals(known.get().kind())
-            ? hub.revokeFamily(known.get().family()) : Future.succeededFuture();
-        return revoke.compose(v -> Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED,
-            "INVALID_TOKEN", "the refresh token is unknown, expired, revoked or already used")));
-      });
-    });
+    return tokens.refresh(refreshToken).map(HubRoutes::render);
   }
 
-  private Future<JsonNode> issue(String login, String family) {
-    String access = newToken();
-    String refresh = newToken();
-    long now = clock.millis();
-    long accessTtlMs = config.hub().accessTtlS() * 1000;
-    return hub.saveToken(hash(access), login, "access", family, now + accessTtlMs, now)
-        .compose(v -> hub.saveToken(hash(refresh), login, "refresh", family,
-            now + config.hub().refreshTtlS() * 1000, now))
-        .map(v -> Json.MAPPER.createObjectNode().put("accessToken", access).put("refreshToken", refresh)
-            .put("expiresInS", config.hub().accessTtlS()));
+  private static JsonNode render(HubTokens.Pair pair) {
+    return Json.MAPPER.createObjectNode().put("accessToken", pair.accessToken())
+        .put("refreshToken", pair.refreshToken()).put("expiresInS", pair.expiresInS());
   }
 
   private void messages(RoutingContext ctx) {
@@ -231,13 +212,13 @@ public final class HubRoutes {
   private Future<HubRepository.StoredToken> authenticate(RoutingContext ctx) {
     String header = ctx.request().getHeader("Authorization");
     if (header == null || !header.startsWith("Bearer ") || header.length() <= 7) {
-      return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, "INVALID_TOKEN",
+      return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, HubTokens.INVALID_TOKEN,
           "an Authorization: Bearer <accessToken> header is required"));
     }
-    return hub.findToken(hash(header.substring(7).trim())).compose(token -> {
+    return hub.findToken(HubTokens.hash(header.substring(7).trim())).compose(token -> {
       if (token.isEmpty() || !"access".equals(token.get().kind()) || token.get().revoked()
           || token.get().expiresAtMs() <= clock.millis()) {
-        return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, "INVALID_TOKEN",
+        return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, HubTokens.INVALID_TOKEN,
             "the access token is unknown, expired or revoked"));
       }
       return Future.succeededFuture(token.get());
@@ -293,19 +274,4 @@ public final class HubRoutes {
     body.putObject("error").put("code", error.code()).put("message", error.getMessage());
     response.setStatusCode(error.status()).putHeader("content-type", "application/json").end(body.toString());
   }
-
-  private static String newToken() {
-    byte[] bytes = new byte[32];
-    RANDOM.nextBytes(bytes);
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
-  }
-
-  private static byte[] hash(String token) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
 }

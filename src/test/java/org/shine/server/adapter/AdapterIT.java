@@ -2,7 +2,13 @@ package org.shine.server.adapter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import java.nio.file.Path;
@@ -242,6 +248,36 @@ class AdapterIT {
     Eventually.until("the adapter stops", 15_000, adapter::stoppedForGood);
   }
 
+  @Test
+  @DisplayName("a refresh whose answer was lost is retried with the same old refresh token: the adapter goes on"
+      + " with the same family, nothing revoked, no new login")
+  void lostRefreshAnswer(Vertx vertx, @TempDir Path dir) throws Exception {
+    TestServer server = server(vertx, HUB);
+    TestUser alice = TestUser.create("alice").registerOn(vertx, server);
+    TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+    List<String> refreshTokens = new CopyOnWriteArrayList<>();
+    int proxyPort = losingTheFirstRefreshAnswer(vertx, server, refreshTokens);
+    List<String> seen = new CopyOnWriteArrayList<>();
+    HubAdapter adapter = new HubAdapter(new HubAdapter.Settings("http://127.0.0.1:" + proxyPort, null, bob.login(),
+        bob.key(), 1, List.of(100L), 2_000, 50, Duration.ZERO), Inbox.open(dir.resolve("inbox.db").toString()),
+        event -> seen.add(event.get("eventKey").asText()));
+    adapter.start();
+    adapters.add(adapter);
+
+    // GIVEN the access token expired, the refresh happened on the server and its answer never came back
+    Eventually.until("the refresh is presented again", 15_000, () -> refreshTokens.size() >= 2);
+
+    // WHEN an event comes after that
+    alice.session(vertx, server).sendText("alice", alice.key(), "bob", "after the lost answer").await();
+
+    // THEN the adapter took the same pair again and goes on with it
+    Eventually.until("the event is processed", 15_000, () -> seen.size() == 1);
+    assertThat(refreshTokens.get(1)).isEqualTo(refreshTokens.get(0));
+    assertThat(adapter.stoppedForGood()).isFalse();
+    assertThat(count(vertx, server, "SELECT count(*) FROM hub_token WHERE revoked")).isZero();
+    assertThat(count(vertx, server, "SELECT count(DISTINCT family) FROM hub_token")).isEqualTo(1);
+  }
+
   private HubAdapter start(TestServer server, TestUser user, Inbox inbox, EventHandler handler, long waitS,
       List<Long> delays) throws Exception {
     HubAdapter adapter = new HubAdapter(settings(server, user, waitS, delays), inbox, handler);
@@ -267,6 +303,50 @@ class AdapterIT {
       return pool.query(sql).execute().await().iterator().next().getLong(0);
     } finally {
       pool.close().await();
+    }
+  }
+
+  /**
+   * A loopback proxy in front of {@code server}'s hub that forwards every request, but closes the connection
+   * instead of passing on the answer to the first refresh: it took place on the server, and its answer is lost.
+   * Records the refresh token of every refresh; answers its port.
+   */
+  private int losingTheFirstRefreshAnswer(Vertx vertx, TestServer server, List<String> refreshTokens) {
+    HttpClientAgent client = vertx.createHttpClient();
+    AtomicBoolean lost = new AtomicBoolean();
+    HttpServer proxy = vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false))
+        .requestHandler(request -> request.body().compose(body -> {
+          boolean refresh = request.path().endsWith("/token/refresh");
+          if (refresh) {
+            refreshTokens.add(new JsonObject(body).getString("refreshToken"));
+          }
+          return client.request(request.method(), server.port(), "127.0.0.1", request.uri()).compose(forward -> {
+            copy(request.headers(), forward.headers(), "Authorization", "content-type");
+            return forward.send(body);
+          }).compose(answer -> answer.body().map(answerBody -> {
+            if (refresh && lost.compareAndSet(false, true)) {
+              request.connection().close();
+              return null;
+            }
+            HttpServerResponse response = request.response().setStatusCode(answer.statusCode());
+            copy(answer.headers(), response.headers(), "content-type", "X-Delivery-Id");
+            response.end(answerBody);
+            return null;
+          }));
+        }).onFailure(failure -> request.connection().close()));
+    proxy.listen(0, "127.0.0.1").await();
+    keep(() -> {
+      proxy.close().await();
+      client.close().await();
+    });
+    return proxy.actualPort();
+  }
+
+  private static void copy(MultiMap from, MultiMap to, String... names) {
+    for (String name : names) {
+      if (from.contains(name)) {
+        to.set(name, from.get(name));
+      }
     }
   }
 

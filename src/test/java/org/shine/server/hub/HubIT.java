@@ -6,14 +6,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -32,11 +31,10 @@ import org.shine.server.util.Json;
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
 class HubIT {
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static Vertx vertx;
   private static TestDatabase db;
   private static TestServer server;
-  private static String base;
+  private static HubHttp hub;
   private static int users;
 
   @BeforeAll
@@ -44,8 +42,8 @@ class HubIT {
     vertx = Vertx.vertx();
     db = TestDatabase.create(vertx);
     server = TestServer.start("s1", db.config(), Clock.systemUTC(),
-        "{\"hub\":{\"visibilityTimeoutS\":1,\"maxWaitS\":5}}");
-    base = "http://127.0.0.1:" + server.port() + "/hub/v1";
+        "{\"hub\":{\"visibilityTimeoutS\":1,\"maxWaitS\":5},\"instances\":{\"gateway\":2}}");
+    hub = new HubHttp(server);
   }
 
   @AfterAll
@@ -60,13 +58,13 @@ class HubIT {
   void pollAndAck() throws Exception {
     TestUser bob = user("bob");
     TestUser alice = user("alice");
-    JsonNode tokens = tokens(bob);
+    JsonNode tokens = hub.tokens(bob);
     String access = tokens.get("accessToken").asText();
     assertThat(tokens.get("expiresInS").asLong()).isEqualTo(900);
 
-    assertThat(get("/messages?waitS=0", access).statusCode()).isEqualTo(204);
+    assertThat(hub.get("/messages?waitS=0", access).statusCode()).isEqualTo(204);
     JsonNode sent = send(alice, bob, "via the hub");
-    HttpResponse<String> got = get("/messages?waitS=0", access);
+    HttpResponse<String> got = hub.get("/messages?waitS=0", access);
 
     assertThat(got.statusCode()).isEqualTo(200);
     String deliveryId = got.headers().firstValue("X-Delivery-Id").orElseThrow();
@@ -74,10 +72,10 @@ class HubIT {
     assertThat(event.get("op").asText()).isEqualTo("IncomingDirectMessage");
     assertThat(event.at("/payload/baseKey").asText()).isEqualTo(sent.get("baseKey").asText());
     assertThat(event.get("eventKey").asText()).isNotBlank();
-    assertThat(post("/ack/" + deliveryId, access, "").statusCode()).isEqualTo(200);
-    assertThat(post("/ack/" + deliveryId, access, "").statusCode()).isEqualTo(200);
-    assertThat(post("/ack/999999999", access, "").statusCode()).isEqualTo(404);
-    assertThat(get("/messages?waitS=0", access).statusCode()).isEqualTo(204);
+    assertThat(hub.post("/ack/" + deliveryId, access, "").statusCode()).isEqualTo(200);
+    assertThat(hub.post("/ack/" + deliveryId, access, "").statusCode()).isEqualTo(200);
+    assertThat(hub.post("/ack/999999999", access, "").statusCode()).isEqualTo(404);
+    assertThat(hub.get("/messages?waitS=0", access).statusCode()).isEqualTo(204);
   }
 
   @Test
@@ -85,11 +83,11 @@ class HubIT {
   void longPoll() throws Exception {
     TestUser bob = user("bob");
     TestUser alice = user("alice");
-    String access = tokens(bob).get("accessToken").asText();
+    String access = hub.tokens(bob).get("accessToken").asText();
 
-    assertThat(get("/messages?waitS=1", access).statusCode()).isEqualTo(408);
-    CompletableFuture<HttpResponse<String>> waiting = HTTP.sendAsync(request("/messages?waitS=5", access).GET()
-        .build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(hub.get("/messages?waitS=1", access).statusCode()).isEqualTo(408);
+    CompletableFuture<HttpResponse<String>> waiting = hub.sendAsync(hub.request("/messages?waitS=5", access).GET()
+        .build());
     Thread.sleep(300);
     long sentAt = System.nanoTime();
     send(alice, bob, "wake up");
@@ -104,81 +102,70 @@ class HubIT {
   void redelivery() throws Exception {
     TestUser bob = user("bob");
     TestUser alice = user("alice");
-    String access = tokens(bob).get("accessToken").asText();
+    String access = hub.tokens(bob).get("accessToken").asText();
     send(alice, bob, "first");
     send(alice, bob, "second");
 
-    HttpResponse<String> first = get("/messages?waitS=0", access);
-    HttpResponse<String> whileHidden = get("/messages?waitS=0", access);
+    HttpResponse<String> first = hub.get("/messages?waitS=0", access);
+    HttpResponse<String> whileHidden = hub.get("/messages?waitS=0", access);
     Thread.sleep(1_200);
-    HttpResponse<String> again = get("/messages?waitS=0", access);
+    HttpResponse<String> again = hub.get("/messages?waitS=0", access);
 
     String id = first.headers().firstValue("X-Delivery-Id").orElseThrow();
     assertThat(whileHidden.statusCode()).isEqualTo(204);
     assertThat(again.statusCode()).isEqualTo(200);
     assertThat(again.headers().firstValue("X-Delivery-Id")).contains(id);
-    assertThat(post("/ack/" + id, access, "").statusCode()).isEqualTo(200);
-    HttpResponse<String> second = get("/messages?waitS=0", access);
+    assertThat(hub.post("/ack/" + id, access, "").statusCode()).isEqualTo(200);
+    HttpResponse<String> second = hub.get("/messages?waitS=0", access);
     assertThat(Long.parseLong(second.headers().firstValue("X-Delivery-Id").orElseThrow()))
         .isGreaterThan(Long.parseLong(id));
-  }
-
-  @Test
-  @DisplayName("refresh rotates the pair; reusing a spent refresh token revokes the whole family")
-  void refreshRotationAndReuse() throws Exception {
-    TestUser bob = user("bob");
-    JsonNode first = tokens(bob);
-    String refresh1 = first.get("refreshToken").asText();
-
-    HttpResponse<String> rotated = post("/token/refresh", null, "{\"refreshToken\":\"" + refresh1 + "\"}");
-    JsonNode second = Json.MAPPER.readTree(rotated.body());
-    HttpResponse<String> reuse = post("/token/refresh", null, "{\"refreshToken\":\"" + refresh1 + "\"}");
-
-    assertThat(rotated.statusCode()).isEqualTo(200);
-    assertThat(reuse.statusCode()).isEqualTo(401);
-    assertThat(get("/messages?waitS=0", second.get("accessToken").asText()).statusCode()).isEqualTo(401);
-    assertThat(post("/token/refresh", null, "{\"refreshToken\":\"" + second.get("refreshToken").asText() + "\"}")
-        .statusCode()).isEqualTo(401);
   }
 
   @Test
   @DisplayName("bad input: no or unknown token 401, bad waitS 400, bad JSON 400, wrong method 405, bad signature 401")
   void badInput() throws Exception {
     TestUser bob = user("bob");
-    String access = tokens(bob).get("accessToken").asText();
+    String access = hub.tokens(bob).get("accessToken").asText();
 
-    assertThat(get("/messages?waitS=0", null).statusCode()).isEqualTo(401);
-    assertThat(get("/messages?waitS=0", "nope").statusCode()).isEqualTo(401);
-    assertThat(get("/messages?waitS=abc", access).statusCode()).isEqualTo(400);
-    assertThat(post("/token", null, "{not json").statusCode()).isEqualTo(400);
-    assertThat(HTTP.send(request("/messages", access).DELETE().build(), HttpResponse.BodyHandlers.ofString())
-        .statusCode()).isEqualTo(405);
-    JsonNode challenge = Json.MAPPER.readTree(get("/challenge?login=" + bob.login(), null).body());
+    assertThat(hub.get("/messages?waitS=0", null).statusCode()).isEqualTo(401);
+    assertThat(hub.get("/messages?waitS=0", "nope").statusCode()).isEqualTo(401);
+    assertThat(hub.get("/messages?waitS=abc", access).statusCode()).isEqualTo(400);
+    assertThat(hub.post("/token", null, "{not json").statusCode()).isEqualTo(400);
+    assertThat(hub.send(hub.request("/messages", access).DELETE().build()).statusCode()).isEqualTo(405);
+    JsonNode challenge = Json.MAPPER.readTree(hub.get("/challenge?login=" + bob.login(), null).body());
     byte[] wrong = Ed25519Signer.sign(TestUser.create("eve").key().privateKey(), "x".getBytes(StandardCharsets.UTF_8));
-    assertThat(post("/token", null, "{\"login\":\"" + bob.login() + "\",\"challengeB64\":\""
+    assertThat(hub.post("/token", null, "{\"login\":\"" + bob.login() + "\",\"challengeB64\":\""
         + challenge.get("challengeB64").asText() + "\",\"signatureB64\":\""
         + Base64.getEncoder().encodeToString(wrong) + "\"}").statusCode()).isEqualTo(401);
-    assertThat(get("/challenge?login=nobody-here", null).statusCode()).isEqualTo(404);
+    assertThat(hub.get("/challenge?login=nobody-here", null).statusCode()).isEqualTo(404);
   }
 
   @Test
-  @DisplayName("limits: an oversized body is 413, a fifth concurrent poll of one user is 429")
-  void limits() throws Exception {
-    TestUser bob = user("bob");
-    String access = tokens(bob).get("accessToken").asText();
+  @DisplayName("an oversized body is 413")
+  void oversizedBody() throws Exception {
     String big = "{\"refreshToken\":\"" + "x".repeat(20_000) + "\"}";
-    assertThat(post("/token/refresh", null, big).statusCode()).isEqualTo(413);
+    assertThat(hub.post("/token/refresh", null, big).statusCode()).isEqualTo(413);
+  }
 
-    java.util.List<CompletableFuture<HttpResponse<String>>> held = new java.util.ArrayList<>();
-    for (int i = 0; i < 4; i++) {
-      held.add(HTTP.sendAsync(request("/messages?waitS=3", access).GET().build(),
-          HttpResponse.BodyHandlers.ofString()));
+  @Test
+  @DisplayName("a node holds at most 4 polls of one user over all its gateway instances: the fifth is 429")
+  void pollLimitPerNode() throws Exception {
+    TestUser bob = user("bob");
+    String access = hub.tokens(bob).get("accessToken").asText();
+
+    // WHEN five long polls come at once, each on a connection of its own, so the node spreads them over its
+    // two gateway instances (never more than three on one)
+    List<CompletableFuture<HttpResponse<String>>> polls = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      polls.add(hub.onOwnConnection(hub.request("/messages?waitS=3", access).GET().build()));
     }
-    Thread.sleep(500);
-    assertThat(get("/messages?waitS=3", access).statusCode()).isEqualTo(429);
-    for (CompletableFuture<HttpResponse<String>> poll : held) {
-      assertThat(poll.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(408);
+
+    // THEN the last to arrive is refused and the other four are held until their wait ends empty
+    List<Integer> statuses = new ArrayList<>();
+    for (CompletableFuture<HttpResponse<String>> poll : polls) {
+      statuses.add(poll.get(20, TimeUnit.SECONDS).statusCode());
     }
+    assertThat(statuses).containsExactlyInAnyOrder(429, 408, 408, 408, 408);
   }
 
   @Test
@@ -188,19 +175,14 @@ class HubIT {
     TestServer shortLived = TestServer.start("s1", shortDb.config(), Clock.systemUTC(),
         "{\"hub\":{\"accessTtlS\":1,\"maxWaitS\":20}}");
     try {
-      String savedBase = base;
-      base = "http://127.0.0.1:" + shortLived.port() + "/hub/v1";
-      try {
-        TestUser carol = TestUser.create("carol").registerOn(vertx, shortLived);
-        String access = tokens(carol).get("accessToken").asText();
-        long start = System.nanoTime();
-        HttpResponse<String> poll = get("/messages?waitS=20", access);
-        assertThat(poll.statusCode()).isEqualTo(408);
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
-        assertThat(get("/messages?waitS=0", access).statusCode()).isEqualTo(401);
-      } finally {
-        base = savedBase;
-      }
+      HubHttp shortHub = new HubHttp(shortLived);
+      TestUser carol = TestUser.create("carol").registerOn(vertx, shortLived);
+      String access = shortHub.tokens(carol).get("accessToken").asText();
+      long start = System.nanoTime();
+      HttpResponse<String> poll = shortHub.get("/messages?waitS=20", access);
+      assertThat(poll.statusCode()).isEqualTo(408);
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+      assertThat(shortHub.get("/messages?waitS=0", access).statusCode()).isEqualTo(401);
     } finally {
       shortLived.close();
       shortDb.close();
@@ -211,17 +193,6 @@ class HubIT {
     return TestUser.create(prefix + (++users)).registerOn(vertx, server);
   }
 
-  private static JsonNode tokens(TestUser user) throws Exception {
-    JsonNode challenge = Json.MAPPER.readTree(get("/challenge?login=" + user.login(), null).body());
-    String challengeB64 = challenge.get("challengeB64").asText();
-    byte[] signature = Ed25519Signer.sign(user.key().privateKey(),
-        ("SHiNE_HUB|s1|" + challengeB64).getBytes(StandardCharsets.UTF_8));
-    HttpResponse<String> response = post("/token", null, "{\"login\":\"" + user.login() + "\",\"challengeB64\":\""
-        + challengeB64 + "\",\"signatureB64\":\"" + Base64.getEncoder().encodeToString(signature) + "\"}");
-    assertThat(response.statusCode()).isEqualTo(200);
-    return Json.MAPPER.readTree(response.body());
-  }
-
   private static JsonNode send(TestUser from, TestUser to, String text) {
     ShineClient session = from.session(vertx, server);
     try {
@@ -229,22 +200,5 @@ class HubIT {
     } finally {
       session.close();
     }
-  }
-
-  private static HttpRequest.Builder request(String path, String token) {
-    HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(20));
-    if (token != null) {
-      builder.header("Authorization", "Bearer " + token);
-    }
-    return builder;
-  }
-
-  private static HttpResponse<String> get(String path, String token) throws Exception {
-    return HTTP.send(request(path, token).GET().build(), HttpResponse.BodyHandlers.ofString());
-  }
-
-  private static HttpResponse<String> post(String path, String token, String body) throws Exception {
-    return HTTP.send(request(path, token).header("content-type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
   }
 }

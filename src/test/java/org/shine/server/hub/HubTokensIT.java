@@ -1,0 +1,194 @@
+package org.shine.server.hub;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.shine.server.support.MutableClock;
+import org.shine.server.support.TestDatabase;
+import org.shine.server.support.TestServer;
+import org.shine.server.support.TestUser;
+import org.shine.server.util.Json;
+
+/**
+ * Token refresh with its grace window and the bound on open challenges (PROTOCOL §10 v2, §11), against a real
+ * server whose clock the tests move.
+ */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
+class HubTokensIT {
+  private static final int GRACE_S = 30;
+  private static final int CHALLENGES = 3;
+  private static final MutableClock CLOCK = MutableClock.now();
+  private static Vertx vertx;
+  private static TestDatabase db;
+  private static Pool sql;
+  private static TestServer server;
+  private static HubHttp hub;
+  private static int users;
+
+  @BeforeAll
+  static void start() {
+    vertx = Vertx.vertx();
+    db = TestDatabase.create(vertx);
+    sql = db.pool();
+    server = TestServer.start("s1", db.config(), CLOCK, "{\"hub\":{\"refreshGraceS\":" + GRACE_S
+        + ",\"challengesPerLogin\":" + CHALLENGES + "}}");
+    hub = new HubHttp(server);
+  }
+
+  @AfterAll
+  static void stop() {
+    server.close();
+    sql.close().await();
+    db.close();
+    vertx.close().await();
+  }
+
+  @Test
+  @DisplayName("a refresh whose answer was lost is recoverable: the same old token again gets the same pair, and"
+      + " both new tokens work")
+  void lostRefreshAnswer() throws Exception {
+    JsonNode first = hub.tokens(user("bob"));
+    String oldRefresh = first.get("refreshToken").asText();
+
+    // GIVEN a refresh whose answer the client never got
+    JsonNode lost = HubHttp.ok(hub.refresh(oldRefresh));
+    CLOCK.advance(Duration.ofSeconds(10));
+
+    // WHEN the client retries with the refresh token it still has
+    JsonNode retried = HubHttp.ok(hub.refresh(oldRefresh));
+
+    // THEN it gets that same pair, with the access token's remaining life, and the pair works
+    assertThat(retried.get("accessToken").asText()).isEqualTo(lost.get("accessToken").asText());
+    assertThat(retried.get("refreshToken").asText()).isEqualTo(lost.get("refreshToken").asText());
+    assertThat(lost.get("expiresInS").asLong()).isEqualTo(900);
+    assertThat(retried.get("expiresInS").asLong()).isEqualTo(890);
+    assertThat(hub.get("/messages?waitS=0", retried.get("accessToken").asText()).statusCode()).isEqualTo(204);
+    JsonNode next = HubHttp.ok(hub.refresh(retried.get("refreshToken").asText()));
+    assertThat(next.get("refreshToken").asText()).isNotEqualTo(retried.get("refreshToken").asText());
+    assertThat(hub.get("/messages?waitS=0", next.get("accessToken").asText()).statusCode()).isEqualTo(204);
+    assertThat(storedUnderHashes(retried)).as("the retry stored nothing new").isEqualTo(2);
+  }
+
+  @Test
+  @DisplayName("the same old refresh token after the grace window revokes the family, the new access token too")
+  void reuseAfterTheGrace() throws Exception {
+    JsonNode first = hub.tokens(user("bob"));
+    String oldRefresh = first.get("refreshToken").asText();
+    JsonNode rotated = HubHttp.ok(hub.refresh(oldRefresh));
+    CLOCK.advance(Duration.ofSeconds(GRACE_S - 1));
+    assertThat(HubHttp.ok(hub.refresh(oldRefresh)).get("accessToken").asText())
+        .as("still within the grace").isEqualTo(rotated.get("accessToken").asText());
+
+    CLOCK.advance(Duration.ofSeconds(2));
+    HttpResponse<String> late = hub.refresh(oldRefresh);
+
+    assertThat(late.statusCode()).isEqualTo(401);
+    assertThat(Json.MAPPER.readTree(late.body()).at("/error/code").asText()).isEqualTo("INVALID_TOKEN");
+    assertThat(hub.get("/messages?waitS=0", rotated.get("accessToken").asText()).statusCode()).isEqualTo(401);
+    assertThat(hub.refresh(rotated.get("refreshToken").asText()).statusCode()).isEqualTo(401);
+  }
+
+  @Test
+  @DisplayName("a retry after the new refresh token was already used is no lost answer: it revokes the family")
+  void retryAfterTheSuccessorWasUsed() throws Exception {
+    JsonNode first = hub.tokens(user("bob"));
+    String oldRefresh = first.get("refreshToken").asText();
+    JsonNode rotated = HubHttp.ok(hub.refresh(oldRefresh));
+    assertThat(HubHttp.ok(hub.refresh(oldRefresh)).get("refreshToken").asText())
+        .isEqualTo(rotated.get("refreshToken").asText());
+    // the pair evidently arrived: its refresh token has been used
+    JsonNode next = HubHttp.ok(hub.refresh(rotated.get("refreshToken").asText()));
+
+    HttpResponse<String> retry = hub.refresh(oldRefresh);
+
+    assertThat(retry.statusCode()).isEqualTo(401);
+    assertThat(hub.get("/messages?waitS=0", next.get("accessToken").asText()).statusCode()).isEqualTo(401);
+    assertThat(hub.get("/messages?waitS=0", rotated.get("accessToken").asText()).statusCode()).isEqualTo(401);
+    assertThat(hub.refresh(next.get("refreshToken").asText()).statusCode()).isEqualTo(401);
+  }
+
+  @Test
+  @DisplayName("two presentations of one refresh token at once, on two connections, get the same pair")
+  void concurrentRefresh() throws Exception {
+    String oldRefresh = hub.tokens(user("bob")).get("refreshToken").asText();
+    HttpRequest refresh = hub.request("/token/refresh", null).header("content-type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(Json.MAPPER.createObjectNode().put("refreshToken", oldRefresh)
+            .toString())).build();
+
+    CompletableFuture<HttpResponse<String>> one = hub.onOwnConnection(refresh);
+    CompletableFuture<HttpResponse<String>> other = hub.onOwnConnection(refresh);
+
+    JsonNode first = HubHttp.ok(one.get(20, TimeUnit.SECONDS));
+    JsonNode second = HubHttp.ok(other.get(20, TimeUnit.SECONDS));
+    assertThat(second.get("accessToken").asText()).isEqualTo(first.get("accessToken").asText());
+    assertThat(second.get("refreshToken").asText()).isEqualTo(first.get("refreshToken").asText());
+    assertThat(hub.get("/messages?waitS=0", first.get("accessToken").asText()).statusCode()).isEqualTo(204);
+  }
+
+  @Test
+  @DisplayName("beyond challengesPerLogin open challenges only the newest stay: the oldest yields no token, the"
+      + " newest does; an expired one never does")
+  void challengeBound() throws Exception {
+    TestUser bob = user("bob");
+    List<String> issued = new ArrayList<>();
+    for (int i = 0; i < CHALLENGES + 2; i++) {
+      issued.add(hub.challenge(bob));
+    }
+
+    assertThat(openChallenges(bob)).containsExactlyInAnyOrderElementsOf(issued.subList(2, issued.size()));
+    assertThat(hub.token(bob, issued.get(0)).statusCode()).isEqualTo(401);
+    assertThat(hub.token(bob, issued.get(issued.size() - 1)).statusCode()).isEqualTo(200);
+
+    String expiring = hub.challenge(bob);
+    CLOCK.advance(Duration.ofMinutes(3));
+    assertThat(hub.token(bob, expiring).statusCode()).isEqualTo(401);
+  }
+
+  private static TestUser user(String prefix) {
+    return TestUser.create(prefix + (++users)).registerOn(vertx, server);
+  }
+
+  private static List<String> openChallenges(TestUser user) {
+    List<String> open = new ArrayList<>();
+    for (Row row : sql.preparedQuery("SELECT challenge_b64 FROM hub_challenge WHERE login = $1")
+        .execute(Tuple.of(user.login())).await()) {
+      open.add(row.getString(0));
+    }
+    return open;
+  }
+
+  /** Rows stored under the hashes of the pair's two tokens. */
+  private static long storedUnderHashes(JsonNode pair) throws NoSuchAlgorithmException {
+    return sql.preparedQuery("SELECT count(*) FROM hub_token WHERE token_hash IN ($1, $2)")
+        .execute(Tuple.of(Buffer.buffer(sha256(pair.get("accessToken").asText())),
+            Buffer.buffer(sha256(pair.get("refreshToken").asText()))))
+        .await().iterator().next().getLong(0);
+  }
+
+  private static byte[] sha256(String token) throws NoSuchAlgorithmException {
+    return MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
+  }
+}
