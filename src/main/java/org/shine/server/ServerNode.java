@@ -6,13 +6,25 @@ import com.hazelcast.config.NetworkConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.EventBusOptions;
+import io.vertx.core.http.ClientAuth;
+import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.PemTrustOptions;
 import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import org.shine.server.config.AppConfig;
+import org.shine.server.config.ConfigException;
 
 /**
  * Creates the Vert.x instance of one node: plain, or clustered with Hazelcast when {@code cluster.enabled}, both
- * Hazelcast and the clustered event bus bound to {@code cluster.host} only.
+ * Hazelcast and the clustered event bus bound to {@code cluster.host} only, the event bus on mutual TLS with
+ * {@code cluster.tls}. Called once at start-up, before any event loop runs (it reads the TLS files).
  */
 public final class ServerNode {
   private ServerNode() {
@@ -22,10 +34,12 @@ public final class ServerNode {
     if (!config.cluster().enabled()) {
       return Future.succeededFuture(Vertx.vertx());
     }
-    return Vertx.builder()
-        .with(new VertxOptions().setEventBusOptions(eventBus(config.cluster())))
-        .withClusterManager(new HazelcastClusterManager(hazelcast(config)))
-        .buildClustered();
+    // a TLS file that cannot be read fails this future, before Hazelcast starts
+    return Future.<EventBusOptions>future(promise -> promise.complete(eventBus(config.cluster())))
+        .compose(eventBus -> Vertx.builder()
+            .with(new VertxOptions().setEventBusOptions(eventBus))
+            .withClusterManager(new HazelcastClusterManager(hazelcast(config)))
+            .buildClustered());
   }
 
   private static Config hazelcast(AppConfig config) {
@@ -51,6 +65,43 @@ public final class ServerNode {
 
   private static EventBusOptions eventBus(AppConfig.Cluster cluster) {
     // the address other nodes connect to is published through Hazelcast; it must be the one we bind
-    return new EventBusOptions().setHost(cluster.host()).setClusterPublicHost(cluster.host());
+    EventBusOptions options = new EventBusOptions().setHost(cluster.host()).setClusterPublicHost(cluster.host());
+    AppConfig.Tls tls = cluster.tls();
+    if (tls == null) {
+      return options;
+    }
+    // the bus client presents the same key and certificate and checks the peer against the same trust; no host
+    // name check (Vert.x disables it for the bus): trust in the certificate is what admits a node
+    return options.setSsl(true)
+        .setClientAuth(ClientAuth.REQUIRED)
+        .setKeyCertOptions(new PemKeyCertOptions()
+            .setKeyValue(pem("keyFile", tls.keyFile(), "PRIVATE KEY-----", "a PEM private key"))
+            .setCertValue(pem("certFile", tls.certFile(), "-----BEGIN CERTIFICATE-----", "a PEM certificate")))
+        .setTrustOptions(new PemTrustOptions()
+            .addCertValue(pem("trustFile", tls.trustFile(), "-----BEGIN CERTIFICATE-----", "a PEM certificate")));
+  }
+
+  /** Reads one of the TLS files now, so a wrong path fails the start naming the key, not deep in the bus. */
+  private static Buffer pem(String key, String file, String marker, String expected) {
+    byte[] bytes;
+    try {
+      bytes = Files.readAllBytes(Path.of(file));
+    } catch (IOException | RuntimeException e) {
+      throw new ConfigException("cluster.tls." + key + " " + file + " cannot be read: " + reason(e), e);
+    }
+    if (!new String(bytes, StandardCharsets.US_ASCII).contains(marker)) {
+      throw new ConfigException("cluster.tls." + key + " " + file + " does not hold " + expected);
+    }
+    return Buffer.buffer(bytes);
+  }
+
+  private static String reason(Exception e) {
+    if (e instanceof NoSuchFileException) {
+      return "no such file";
+    }
+    if (e instanceof AccessDeniedException) {
+      return "permission denied";
+    }
+    return e.toString();
   }
 }

@@ -1,11 +1,16 @@
 package org.shine.server.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.net.SelfSignedCertificate;
 import io.vertx.core.spi.cluster.ClusterManager;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -19,6 +24,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -29,17 +35,27 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.shine.server.ServerNode;
 import org.shine.server.client.ShineClient;
+import org.shine.server.config.AppConfig;
+import org.shine.server.config.ConfigException;
+import org.shine.server.config.ConfigLoader;
 import org.shine.server.support.Eventually;
 import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
 import org.shine.server.util.Json;
 
-/** Clustered nodes (Hazelcast) of one deployment sharing one database; cluster ports stay on cluster.host. */
+/**
+ * Clustered nodes (Hazelcast) of one deployment sharing one database: events cross nodes, cluster ports stay on
+ * cluster.host, and with cluster.tls only nodes holding a trusted certificate exchange bus traffic.
+ */
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
 class ClusterIT {
+  private static final String PING = "cluster-it.ping";
+  private static final String STRANGER_PING = "cluster-it.ping.stranger";
   private static final InetAddress FIRST = address("127.0.0.1");
   private static final InetAddress SECOND = address("127.0.0.2");
 
@@ -79,8 +95,10 @@ class ClusterIT {
   void nodesOnTwoAddressesFormACluster(Vertx vertx) {
     String login = deployment();
     try (TestDatabase db = TestDatabase.create(vertx);
-        TestServer nodeA = TestServer.start(login, db.config(), Clock.systemUTC(), clustered("127.0.0.1", 5811));
-        TestServer nodeB = TestServer.start(login, db.config(), Clock.systemUTC(), clustered("127.0.0.2", 5811))) {
+        TestServer nodeA = TestServer.start(login, db.config(), Clock.systemUTC(),
+            clustered("127.0.0.1", 5811, null));
+        TestServer nodeB = TestServer.start(login, db.config(), Clock.systemUTC(),
+            clustered("127.0.0.2", 5811, null))) {
       TestUser alice = TestUser.create("alice").registerOn(vertx, nodeA);
       TestUser bob = TestUser.create("bob").registerOn(vertx, nodeA);
 
@@ -99,6 +117,54 @@ class ClusterIT {
     }
   }
 
+  @Test
+  @DisplayName("with cluster.tls nodes holding trusted certificates exchange events, a node with another"
+      + " certificate gets no bus traffic through in either direction")
+  void tlsAdmitsOnlyTrustedNodes(Vertx vertx, @TempDir Path dir) throws IOException {
+    String login = deployment();
+    Path certA = certificate(dir, "node-a");
+    Path certB = certificate(dir, "node-b");
+    Path stranger = certificate(dir, "stranger");
+    Path trusted = concat(dir.resolve("trusted.pem"), certA, certB);
+    Path trustedByStranger = concat(dir.resolve("stranger-trust.pem"), certA, certB, stranger);
+    try (TestDatabase db = TestDatabase.create(vertx);
+        TestServer nodeA = TestServer.start(login, db.config(), Clock.systemUTC(),
+            clustered("127.0.0.1", 5821, tls(dir, "node-a", trusted)));
+        TestServer nodeB = TestServer.start(login, db.config(), Clock.systemUTC(),
+            clustered("127.0.0.1", 5821, tls(dir, "node-b", trusted)))) {
+      TestUser alice = TestUser.create("alice").registerOn(vertx, nodeA);
+      TestUser bob = TestUser.create("bob").registerOn(vertx, nodeA);
+      sendAcross(vertx, alice, nodeA, bob, nodeB);
+      nodeA.vertx().eventBus().consumer(PING, m -> m.reply("pong")).completion().await();
+
+      // the stranger trusts the nodes and they do not trust it: whatever is refused, they refuse
+      Vertx strangerNode = bareNode(login, clustered("127.0.0.1", 5821, tls(dir, "stranger", trustedByStranger)));
+      try {
+        strangerNode.eventBus().consumer(STRANGER_PING, m -> m.reply("pong")).completion().await();
+
+        assertThat(nodeB.vertx().eventBus().request(PING, "ping").await().body()).isEqualTo("pong");
+        assertNoReply(strangerNode, PING);
+        assertNoReply(nodeA.vertx(), STRANGER_PING);
+      } finally {
+        strangerNode.close().await();
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("a missing cluster.tls file stops the start with an error naming the key and the file")
+  void missingTlsFileIsAClearError(@TempDir Path dir) throws IOException {
+    Path cert = certificate(dir, "node");
+    Path missing = dir.resolve("absent.key");
+    String overrides = clustered("127.0.0.1", 5831, Json.MAPPER.createObjectNode().put("keyFile", missing.toString())
+        .put("certFile", cert.toString()).put("trustFile", cert.toString()));
+
+    assertThatThrownBy(() -> ServerNode.vertx(config(deployment(), overrides)).await())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("cluster.tls.keyFile")
+        .hasMessageContaining(missing.toString());
+  }
+
   /** Alice on {@code from} writes to Bob, whose session on {@code to} gets the event. */
   private static JsonNode sendAcross(Vertx vertx, TestUser alice, TestServer from, TestUser bob, TestServer to) {
     List<JsonNode> onTarget = new CopyOnWriteArrayList<>();
@@ -111,17 +177,65 @@ class ClusterIT {
     return sent;
   }
 
+  /** The request gets through to no handler: it times out rather than failing for want of a registration. */
+  private static void assertNoReply(Vertx sender, String address) {
+    assertThatThrownBy(() -> sender.eventBus().request(address, "ping", new DeliveryOptions().setSendTimeout(5_000))
+        .await())
+        .isInstanceOfSatisfying(ReplyException.class,
+            e -> assertThat(e.failureType()).isEqualTo(ReplyFailure.TIMEOUT));
+  }
+
   /** A cluster name of its own per test, so runs in other checkouts on this machine never merge with ours. */
   private static String deployment() {
     return "cl-" + UUID.randomUUID().toString().substring(0, 8);
   }
 
   /** Config overrides: clustering on {@code host} from {@code port}, both test addresses as members. */
-  private static String clustered(String host, int port) {
+  private static String clustered(String host, int port, JsonNode tls) {
     ObjectNode root = Json.MAPPER.createObjectNode();
     ObjectNode cluster = root.putObject("cluster").put("enabled", true).put("host", host).put("port", port);
     cluster.putArray("members").add("127.0.0.1").add("127.0.0.2");
+    cluster.set("tls", tls);
     return root.toString();
+  }
+
+  private static ObjectNode tls(Path dir, String name, Path trustFile) {
+    return Json.MAPPER.createObjectNode().put("keyFile", dir.resolve(name + ".key").toString())
+        .put("certFile", dir.resolve(name + ".crt").toString()).put("trustFile", trustFile.toString());
+  }
+
+  /** A clustered Vert.x of the deployment without a server on it: only its event bus takes part. */
+  private static Vertx bareNode(String login, String overrides) {
+    return ServerNode.vertx(config(login, overrides)).await();
+  }
+
+  private static AppConfig config(String login, String overrides) {
+    try {
+      ObjectNode root = (ObjectNode) Json.MAPPER.readTree(overrides);
+      root.put("serverLogin", login);
+      return ConfigLoader.parse(root.toString(), Map.of());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** A self-signed key and certificate as {@code name.key} and {@code name.crt} in {@code dir}; the certificate. */
+  private static Path certificate(Path dir, String name) throws IOException {
+    SelfSignedCertificate generated = SelfSignedCertificate.create(name);
+    try {
+      Files.copy(Path.of(generated.privateKeyPath()), dir.resolve(name + ".key"));
+      return Files.copy(Path.of(generated.certificatePath()), dir.resolve(name + ".crt"));
+    } finally {
+      generated.delete();
+    }
+  }
+
+  private static Path concat(Path target, Path... certificates) throws IOException {
+    StringBuilder pem = new StringBuilder();
+    for (Path certificate : certificates) {
+      pem.append(Files.readString(certificate));
+    }
+    return Files.writeString(target, pem);
   }
 
   private static int hazelcastPort(TestServer node) {
