@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A local federation of four access servers s1..s4 on ports 7101..7104, each with its own database
-# (shine_fed_s1..shine_fed_s4), every server configured with the other three as peers.
-#   scripts/federation.sh start [--fast]   build if needed, start all four, wait for /health
+# (shine_fed_s1..shine_fed_s4), every server configured with the other three as peers, their server keys
+# pinned (each server's key is a key file, run/federation/sN.key, made once with keygen).
+#   scripts/federation.sh start [--fast]   build if needed, start all four, wait for /health and for the
+#                                          servers to log each other in (a line per server session)
 #   scripts/federation.sh stop             SIGTERM each (they drain), wait for them to exit
 #   scripts/federation.sh status           which are up
 #   scripts/federation.sh kill sN | start-one sN   stop or (re)start one server, e.g. to watch retries
@@ -15,11 +17,20 @@ SERVERS=(s1 s2 s3 s4)
 
 port_of() { echo $((7100 + ${1#s})); }
 
+key_file() { echo "$DIR/$1.key"; }
+
+# The server key of each server: a keygen key file, made once and kept (its peers pin the public half).
+ensure_key() {
+  [ -f "$(key_file "$1")" ] || java -jar "$JAR" keygen --out "$(key_file "$1")" >/dev/null
+}
+
+public_key_of() { sed -n 's/.*"publicKeyB64" *: *"\([^"]*\)".*/\1/p' "$(key_file "$1")"; }
+
 write_config() {
   local name="$1" fast="$2" peers="" other
   for other in "${SERVERS[@]}"; do
     [ "$other" = "$name" ] && continue
-    peers="$peers${peers:+,}{\"serverLogin\":\"$other\",\"url\":\"ws://127.0.0.1:$(port_of "$other")/ws\"}"
+    peers="$peers${peers:+,}{\"serverLogin\":\"$other\",\"url\":\"ws://127.0.0.1:$(port_of "$other")/ws\",\"publicKeyB64\":\"$(public_key_of "$other")\"}"
   done
   local delivery=""
   if [ "$fast" = 1 ]; then
@@ -30,6 +41,7 @@ write_config() {
   "serverLogin": "$name",
   "http": {"host": "127.0.0.1", "port": $(port_of "$name")},
   "publicUrl": "ws://127.0.0.1:$(port_of "$name")/ws",
+  "serverKeyFile": "$(key_file "$name")",
   "db": {"host": "$DB_HOST", "port": $DB_PORT, "database": "shine_fed_$name", "user": "$DB_USER", "password": "${SHINE_DB_PASSWORD:-}"},
   "peers": [$peers]$delivery
 }
@@ -44,6 +56,8 @@ start_one() {
     log "$name already running (pid $(cat "$DIR/$name.pid"))"
     return 0
   fi
+  # where this run's lines begin in the (appended) log
+  if [ -f "$DIR/$name.log" ]; then wc -c < "$DIR/$name.log" > "$DIR/$name.log.offset"; else echo 0 > "$DIR/$name.log.offset"; fi
   nohup java ${SHINE_JAVA_OPTS:-} -jar "$JAR" server --config "$DIR/$name.json" >> "$DIR/$name.log" 2>&1 &
   echo $! > "$DIR/$name.pid"
 }
@@ -60,6 +74,25 @@ wait_healthy() {
     sleep 0.5
   done
   die "$name did not become healthy; see $DIR/$name.log"
+}
+
+# Waits until every other server has opened a server session with $1, and says so.
+wait_sessions() {
+  local name="$1" others=() other from
+  for other in "${SERVERS[@]}"; do [ "$other" = "$name" ] || others+=("$other"); done
+  for _ in $(seq 1 80); do
+    from=()
+    for other in "${others[@]}"; do
+      tail -c +$(($(cat "$DIR/$name.log.offset" 2>/dev/null || echo 0) + 1)) "$DIR/$name.log" 2>/dev/null \
+        | grep -q "server session authenticated \[serverLogin: $other," && from+=("$other")
+    done
+    if [ "${#from[@]}" = "${#others[@]}" ]; then
+      log "$name: server sessions open from ${from[*]}"
+      return 0
+    fi
+    sleep 0.5
+  done
+  log "$name: server sessions so far from ${from[*]:-none} (see $DIR/$name.log)"
 }
 
 stop_one() {
@@ -86,12 +119,14 @@ case "$cmd" in
     ensure_postgres
     ensure_jar
     mkdir -p "$DIR"
+    for s in "${SERVERS[@]}"; do ensure_key "$s"; done
     for s in "${SERVERS[@]}"; do
       ensure_database "shine_fed_$s"
       write_config "$s" "$fast"
       start_one "$s"
     done
     for s in "${SERVERS[@]}"; do wait_healthy "$s"; done
+    for s in "${SERVERS[@]}"; do wait_sessions "$s"; done
     log "federation up; stop it with: scripts/federation.sh stop"
     ;;
   stop)

@@ -27,7 +27,7 @@ public final class StubPeer implements AutoCloseable {
   private final List<ServerWebSocket> sockets = new CopyOnWriteArrayList<>();
   private final Map<String, BiFunction<String, JsonNode, Object>> byOp = new ConcurrentHashMap<>();
   private volatile BiFunction<String, JsonNode, Object> fallback = (op, payload) -> new Error(400, "UNKNOWN_OP", op);
-  private final KeyFile serverKey = KeyFile.generate(null);
+  private volatile KeyFile serverKey = KeyFile.generate(null);
   private volatile String serverLogin = "stub";
 
   private StubPeer(Vertx vertx, HttpServer server) {
@@ -78,6 +78,12 @@ public final class StubPeer implements AutoCloseable {
   /** This stub's server key. */
   public KeyFile serverKey() {
     return serverKey;
+  }
+
+  /** Takes a new server key (served from now on), as a server whose key changed would. */
+  public StubPeer rotateKey() {
+    serverKey = KeyFile.generate(null);
+    return this;
   }
 
   /** A connection to {@code targetUrl} logged in as this stub's server (PROTOCOL §6a). */

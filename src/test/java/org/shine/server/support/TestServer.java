@@ -47,7 +47,12 @@ public final class TestServer implements AutoCloseable {
     AppConfig config = ConfigLoader.parse(root.toString(), Map.of());
     Vertx vertx = ServerNode.vertx(config).await();
     ShineServer server = new ShineServer(vertx, config, clock);
-    server.start().await();
+    try {
+      server.start().await();
+    } catch (RuntimeException e) {
+      vertx.close().await();
+      throw e;
+    }
     return new TestServer(vertx, config, server);
   }
 

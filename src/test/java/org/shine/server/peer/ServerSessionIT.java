@@ -1,0 +1,259 @@
+package org.shine.server.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.shine.server.client.ShineClient;
+import org.shine.server.client.ShineClientException;
+import org.shine.server.dm.KeyFile;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.support.Eventually;
+import org.shine.server.support.StubPeer;
+import org.shine.server.support.TestDatabase;
+import org.shine.server.support.TestServer;
+import org.shine.server.support.TestUser;
+import org.shine.server.util.Json;
+
+/**
+ * Server identity and server sessions (PROTOCOL §6a) with real servers and stub peers on loopback: the server key
+ * and its document, the checks of another server's login (pinned, learnt, fetched, changed keys), and what a
+ * refused login leaves working.
+ */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
+class ServerSessionIT {
+  private static final String FAST_SYNC = "\"sync\":{\"periodMs\":200},\"delivery\":{\"callTimeoutMs\":1000}";
+  private final List<AutoCloseable> resources = new ArrayList<>();
+
+  @AfterEach
+  void close() throws Exception {
+    for (int i = resources.size() - 1; i >= 0; i--) {
+      resources.get(i).close();
+    }
+  }
+
+  @Test
+  @DisplayName("the server key is created once in the database, served at /.well-known/shine-server, kept across"
+      + " restarts and shared by every node of the deployment")
+  void serverKeyInTheDatabase(Vertx vertx) throws Exception {
+    TestDatabase db = keep(TestDatabase.create(vertx));
+    int port = TestServer.freePort();
+    TestServer first = TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port);
+    JsonNode document = wellKnown(first);
+    first.close();
+
+    TestServer again = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port));
+    TestServer secondNode = keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
+
+    assertThat(document.get("serverLogin").asText()).isEqualTo("s1");
+    assertThat(document.get("url").asText()).isEqualTo(again.url());
+    assertThat(Base64.getDecoder().decode(document.get("publicKeyB64").asText())).hasSize(32);
+    assertThat(wellKnown(again).get("publicKeyB64")).isEqualTo(document.get("publicKeyB64"));
+    assertThat(wellKnown(secondNode).get("publicKeyB64")).isEqualTo(document.get("publicKeyB64"));
+    Pool sql = pool(db);
+    byte[] stored = sql.query("SELECT public_key FROM server_identity").execute().await().iterator().next()
+        .getBuffer(0).getBytes();
+    assertThat(Base64.getEncoder().encodeToString(stored)).isEqualTo(document.get("publicKeyB64").asText());
+  }
+
+  @Test
+  @DisplayName("serverKeyFile overrides the database's key; a file that is not a key stops the start with a"
+      + " clear error")
+  void serverKeyFile(Vertx vertx, @TempDir Path dir) throws Exception {
+    TestDatabase db = keep(TestDatabase.create(vertx));
+    KeyFile key = KeyFile.generate(null);
+    Path file = dir.resolve("server.key");
+    key.write(file);
+    TestServer server = keep(TestServer.start("s1", db.config(), Clock.systemUTC(),
+        "{\"serverKeyFile\":\"" + file + "\"}"));
+
+    assertThat(wellKnown(server).get("publicKeyB64").asText()).isEqualTo(key.publicKeyB64());
+    assertThatThrownBy(() -> TestServer.start("s1", db.config(), Clock.systemUTC(),
+        "{\"serverKeyFile\":\"" + dir.resolve("missing.key") + "\"}"))
+        .hasMessageContaining("serverKeyFile").hasMessageContaining("missing.key");
+  }
+
+  @Test
+  @DisplayName("a pinned key admits its server; a login signed with another key is 401, and an unknown server's"
+      + " login is 401 UNKNOWN_SERVER")
+  void pinnedAndUnknownServers(Vertx vertx) {
+    StubPeer s2 = keep(StubPeer.start(vertx)).named("s2");
+    TestDatabase db = keep(TestDatabase.create(vertx));
+    TestServer s1 = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{\"peers\":[{\"serverLogin\":"
+        + "\"s2\",\"url\":\"" + s2.url() + "\",\"publicKeyB64\":\"" + s2.serverKey().publicKeyB64() + "\"}]}"));
+
+    JsonNode admitted = s2.sessionOn(vertx, s1.url()).request("DmSyncBatch", syncRequest("s2")).await();
+    ShineClient impostor = keep(ShineClient.connect(vertx, s1.url()).await());
+    ShineClient stranger = keep(ShineClient.connect(vertx, s1.url()).await());
+
+    assertThat(admitted.has("items")).isTrue();
+    assertRefused(() -> impostor.serverLogin("s2", KeyFile.generate(null).privateKey()).await(), 401,
+        ErrorCode.BAD_SIGNATURE);
+    assertRefused(() -> stranger.serverLogin("s7", KeyFile.generate(null).privateKey()).await(), 401,
+        ErrorCode.UNKNOWN_SERVER);
+    // a refused login leaves the session open and anonymous: the sync ops stay closed to it
+    assertRefused(() -> impostor.request("DmSyncBatch", syncRequest("s2")).await(), 401,
+        ErrorCode.NOT_AUTHENTICATED);
+    assertThat(impostor.request("GetUserCard", ShineClient.object().put("login", "nobody")).otherwiseEmpty()
+        .await()).isNull();
+  }
+
+  @Test
+  @DisplayName("an unpinned key is fetched once from the URL this server knows and remembered; a changed key is"
+      + " 403 SERVER_KEY_CHANGED until an operator pins it")
+  void learntThenChangedKey(Vertx vertx) {
+    StubPeer s5 = keep(StubPeer.start(vertx)).named("s5");
+    TestDatabase db = keep(TestDatabase.create(vertx));
+    int port = TestServer.freePort();
+    TestServer s1 = TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port);
+    TestUser.create("mia").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s5", s5.url())), 1,
+        s1.url());
+
+    s5.sessionOn(vertx, s1.url());
+    byte[] learnt = pool(db).preparedQuery("SELECT public_key FROM known_server WHERE server_login = $1")
+        .execute(Tuple.of("s5")).await().iterator().next().getBuffer(0).getBytes();
+    s5.rotateKey();
+
+    assertThat(Base64.getEncoder().encodeToString(learnt)).isNotEqualTo(s5.serverKey().publicKeyB64());
+    assertRefused(() -> s5.sessionOn(vertx, s1.url()), 403, ErrorCode.SERVER_KEY_CHANGED);
+    // WHEN the operator pins the new key THEN it is accepted
+    s1.close();
+    TestServer pinned = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{\"peers\":[{\"serverLogin\":"
+        + "\"s5\",\"url\":\"" + s5.url() + "\",\"publicKeyB64\":\"" + s5.serverKey().publicKeyB64() + "\"}]}",
+        port));
+    assertThat(s5.sessionOn(vertx, pinned.url())).isNotNull();
+  }
+
+  @Test
+  @DisplayName("a key document that names another serverLogin, or none at the known URL, is 401")
+  void documentMustNameTheServer(Vertx vertx) {
+    StubPeer liar = keep(StubPeer.start(vertx)).named("other");
+    String nothingThere = "ws://127.0.0.1:" + TestServer.freePort() + "/ws";
+    TestDatabase db = keep(TestDatabase.create(vertx));
+    TestServer s1 = keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
+    TestUser.create("noa").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s6", liar.url())), 1,
+        s1.url());
+    TestUser.create("ola").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s8", nothingThere)), 1,
+        s1.url());
+    ShineClient claimsS6 = keep(ShineClient.connect(vertx, s1.url()).await());
+    ShineClient claimsS8 = keep(ShineClient.connect(vertx, s1.url()).await());
+
+    assertRefused(() -> claimsS6.serverLogin("s6", liar.serverKey().privateKey()).await(), 401,
+        ErrorCode.SERVER_KEY_UNAVAILABLE);
+    assertRefused(() -> claimsS8.serverLogin("s8", KeyFile.generate(null).privateKey()).await(), 401,
+        ErrorCode.SERVER_KEY_UNAVAILABLE);
+  }
+
+  @Test
+  @DisplayName("real peers log each other in; a refused login leaves the open ops working, sync waits, and the"
+      + " login is retried until it succeeds")
+  void refusedLoginThenRetried(Vertx vertx) {
+    AtomicBoolean accept = new AtomicBoolean(false);
+    StubPeer sibling = keep(StubPeer.start(vertx)).named("sib")
+        .respond("ServerAuthChallenge", (op, p) -> Json.MAPPER.createObjectNode().put("challengeB64", "Y2hhbGxlbmdl")
+            .put("serverLogin", "sib"))
+        .respond("ServerAuthLogin", (op, p) -> accept.get()
+            ? Json.MAPPER.createObjectNode().put("serverLogin", p.path("serverLogin").asText())
+            : new StubPeer.Error(401, "UNKNOWN_SERVER", "who are you?"))
+        .respond("UserSettingsSyncBatch", (op, p) -> Json.MAPPER.createObjectNode().put("hasMore", false)
+            .set("items", Json.MAPPER.createArrayNode()))
+        .respond("DmSyncBatch", (op, p) -> Json.MAPPER.createObjectNode().put("hasMore", false)
+            .set("items", Json.MAPPER.createArrayNode()))
+        .respond("ReceiveIncomingMessage", (op, p) -> Json.MAPPER.createObjectNode().put("messageKey", "k"))
+        .respond("PublishUserCard", (op, p) -> Json.MAPPER.createObjectNode().put("changed", false));
+    TestDatabase db = keep(TestDatabase.create(vertx));
+    TestServer s1 = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{" + FAST_SYNC
+        + ",\"peers\":[{\"serverLogin\":\"sib\",\"url\":\"" + sibling.url() + "\"}]}"));
+    TestUser alice = TestUser.create("alice").publish(vertx, List.of(Map.entry("s1", s1.url()),
+        Map.entry("sib", sibling.url())), 1, s1.url());
+    TestUser bob = TestUser.create("bob").publish(vertx, List.of(Map.entry("sib", sibling.url())), 1, s1.url());
+    Eventually.until("s1 tried to log in to its peer", 10_000, () -> sibling.count("ServerAuthLogin") >= 1);
+
+    // WHEN the peer refuses the login THEN delivery to it (an open op) still works, and no sync page is asked for
+    JsonNode sent = alice.session(vertx, s1).sendText("alice", alice.key(), "bob", "hi").await();
+    assertThat(sent.get("deliveryState").asText()).isEqualTo("delivered");
+    Eventually.until("the login is tried again", 10_000, () -> sibling.count("ServerAuthLogin") >= 2);
+    assertThat(sibling.count("DmSyncBatch") + sibling.count("UserSettingsSyncBatch")).isZero();
+
+    // WHEN the peer accepts a later login THEN sync starts
+    accept.set(true);
+    Eventually.until("sync pulls from the peer", 40_000, () -> sibling.count("DmSyncBatch") >= 1);
+    assertThat(bob.login()).isEqualTo("bob");
+  }
+
+  @Test
+  @DisplayName("a configured legacy peer may use the sync ops without a session; any other anonymous puller is 401")
+  void legacyPeer(Vertx vertx) {
+    TestDatabase db = keep(TestDatabase.create(vertx));
+    TestServer s1 = keep(TestServer.start("s1", db.config(), Clock.systemUTC(),
+        "{\"peers\":[{\"serverLogin\":\"old\",\"url\":\"ws://127.0.0.1:1/ws\",\"legacy\":true}]}"));
+    ShineClient anonymous = keep(ShineClient.connect(vertx, s1.url()).await());
+
+    assertThat(anonymous.request("DmSyncBatch", syncRequest("old")).await().has("items")).isTrue();
+    assertThat(anonymous.request("UserSettingsSyncBatch", syncRequest("old")).await().has("items")).isTrue();
+    assertRefused(() -> anonymous.request("DmSyncBatch", syncRequest("s2")).await(), 401,
+        ErrorCode.NOT_AUTHENTICATED);
+  }
+
+  private static ObjectNode syncRequest(String puller) {
+    ObjectNode payload = ShineClient.object().put("sourceServerLogin", puller).put("limit", 10);
+    payload.putArray("ackSyncIds");
+    return payload;
+  }
+
+  private static JsonNode wellKnown(TestServer server) throws Exception {
+    HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+        URI.create("http://127.0.0.1:" + server.port() + "/.well-known/shine-server")).GET().build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.headers().firstValue("content-type")).contains("application/json");
+    return Json.MAPPER.readTree(response.body());
+  }
+
+  private Pool pool(TestDatabase db) {
+    Pool pool = db.pool();
+    resources.add(() -> pool.close().await());
+    return pool;
+  }
+
+  private static void assertRefused(Runnable call, int status, String code) {
+    assertThatThrownBy(call::run).isInstanceOfSatisfying(ShineClientException.class, e -> {
+      assertThat(e.status()).as("status of [%s]", e.getMessage()).isEqualTo(status);
+      assertThat(e.code()).as("code of [%s]", e.getMessage()).isEqualTo(code);
+    });
+  }
+
+  private <T extends AutoCloseable> T keep(T resource) {
+    resources.add(resource);
+    return resource;
+  }
+
+  private ShineClient keep(ShineClient client) {
+    resources.add(() -> client.close().otherwiseEmpty().await());
+    return client;
+  }
+}
