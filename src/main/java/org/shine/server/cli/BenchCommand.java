@@ -30,6 +30,8 @@ public final class BenchCommand {
       "       possible with W requests in flight per connection; otherwise an open loop of R pairs/s in all.",
       "       --recipient-server URL (once or twice): recipients live on those servers instead (federated);",
       "       --sender-sibling URL: senders have that second server too (the pairs are forwarded and synced).",
+      "       --compression offer: the client offers permessage-deflate, as browsers and Node do (default none);",
+      "       --server-pid PID (repeatable): report CPU per pair of that process, of PostgreSQL and of the bench.",
       "bench retry-claim [--terminal N] [--due D] [--rounds R] [--db-name NAME]",
       "       time the retry worker's claim of D due rows beside N terminal rows (fresh database NAME,",
       "       PostgreSQL from SHINE_DB_* or 127.0.0.1:5432 postgres)",
@@ -37,6 +39,9 @@ public final class BenchCommand {
       "       two servers in-process; the second is down while N pairs are written on the first, then the",
       "       time until it holds them all is measured",
       "bench hub-throughput --server URL [--events N]     events/s through the hub and the reference adapter",
+      "bench slow-reader --server URL [--events N] [--bytes B] [--server-pid PID]",
+      "       a recipient session that never reads while N messages of B bytes are sent to it: how the sends",
+      "       are answered, whether the server closes the silent session, its heap after GC before and after",
       "bench hub-polls --server URL [--polls N] [--wake W] [--server-pid PID]",
       "       N concurrent long polls (server RSS with --server-pid) and the wake-up latency of W of them");
 
@@ -51,11 +56,13 @@ public final class BenchCommand {
     return switch (args[0]) {
       case "codec" -> codec(Args.parse(args, 1, Set.of("count")));
       case "send" -> send(Args.parse(args, 1, Set.of("server", "clients", "rate", "seconds", "warmup", "window",
-          "body", "tag", "recipient-server", "sender-sibling")));
+          "body", "tag", "recipient-server", "sender-sibling", "compression", "server-pid")));
       case "retry-claim" -> RetryClaimBench.run(Args.parse(args, 1, Set.of("terminal", "due", "rounds", "db-name")));
       case "catchup" -> catchUp(Args.parse(args, 1, Set.of("items", "clients")));
       case "hub-throughput" -> hub(() -> HubBench.throughput(Args.parse(args, 1, Set.of("server", "events"))));
       case "hub-polls" -> hub(() -> HubBench.polls(Args.parse(args, 1, Set.of("server", "polls", "wake",
+          "server-pid"))));
+      case "slow-reader" -> hub(() -> SlowReaderBench.run(Args.parse(args, 1, Set.of("server", "events", "bytes",
           "server-pid"))));
       default -> throw new Args.UsageException("unknown bench " + args[0] + "\n" + USAGE);
     };
@@ -133,10 +140,18 @@ public final class BenchCommand {
     int window = (int) options.longValue("window", 8);
     int bodySize = (int) options.longValue("body", 128);
     String tag = options.optional("tag", Long.toString(System.currentTimeMillis() % 1_000_000, 36));
+    String compression = options.optional("compression", "none");
+    if (!Set.of("offer", "none").contains(compression)) {
+      throw new Args.UsageException("--compression must be offer or none");
+    }
+    ProcessCpu cpu = new ProcessCpu(options.all("server-pid"));
     Vertx vertx = Vertx.vertx();
     try {
       List<Sender> senders = prepare(vertx, url, options.optional("sender-sibling", null),
-          options.all("recipient-server"), clients, tag);
+          options.all("recipient-server"), clients, tag, compression.equals("offer"));
+      long deflated = senders.stream().filter(s -> s.client.compressed()).count();
+      System.out.printf(Locale.ROOT, "client compression: %s; the server took permessage-deflate on %d of %d"
+          + " connections%n", compression.equals("offer") ? "offered" : "not offered", deflated, senders.size());
       System.out.printf(Locale.ROOT, "signing pairs for %d connections...%n", clients);
       // two spare pairs per connection: round-robin over the connections rounds up in each phase
       long perClient = 2 + (rate > 0 ? (rate * (seconds + warmup) + clients - 1) / clients
@@ -146,6 +161,9 @@ public final class BenchCommand {
       for (Sender sender : senders) {
         sender.sign(perClient, body);
       }
+      Sender first = senders.get(0);
+      FrameSizes.print(first.pairs, bodySize, randomBody -> ShineClient.signPair(first.from, first.key, first.to,
+          System.currentTimeMillis(), ShineClient.randomNonce(), 0, randomBody));
       if (warmup > 0) {
         System.out.printf(Locale.ROOT, "warming up for %d s (not measured)...%n", warmup);
         Result ignored = rate > 0 ? openLoop(vertx, senders, rate, warmup) : closedLoop(senders, window, warmup);
@@ -153,8 +171,12 @@ public final class BenchCommand {
       }
       System.out.printf(Locale.ROOT, "running %s for %d s over %d connections...%n",
           rate > 0 ? rate + " pairs/s open loop" : "closed loop, window " + window, seconds, clients);
+      Map<String, Double> cpuBefore = cpu.sample();
       Result result = rate > 0 ? openLoop(vertx, senders, rate, seconds) : closedLoop(senders, window, seconds);
+      Map<String, Double> cpuAfter = cpu.sample();
       result.print();
+      System.out.print(ProcessCpu.report(cpuBefore, cpuAfter, seconds(result.start, result.end), result.ok.get(),
+          "pair"));
       return result.errors.get() == 0 ? 0 : 1;
     } finally {
       vertx.close();
@@ -170,7 +192,7 @@ public final class BenchCommand {
    * {@code url}), publishing both cards on every server involved so each can verify and route at once.
    */
   private static List<Sender> prepare(Vertx vertx, String url, String senderSibling, List<String> recipientUrls,
-      int clients, String tag) {
+      int clients, String tag, boolean offerCompression) {
     List<String> everywhere = new ArrayList<>(List.of(url));
     everywhere.addAll(recipientUrls);
     List<ShineClient> admins = new ArrayList<>();
@@ -201,7 +223,7 @@ public final class BenchCommand {
         admin.publishCard(from, fromKey, senderRoutes, 1).await();
         admin.publishCard(to, toKey, recipientRoutes, 1).await();
       }
-      ShineClient client = ShineClient.connect(vertx, url).await();
+      ShineClient client = ShineClient.connect(vertx, url, offerCompression).await();
       client.login(from, fromKey).await();
       senders.add(new Sender(client, from, fromKey, to));
     }

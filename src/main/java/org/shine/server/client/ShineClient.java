@@ -41,15 +41,24 @@ public final class ShineClient {
   private final AtomicLong nextId = new AtomicLong();
   private volatile Consumer<JsonNode> rawListener = frame -> { };
 
-  private ShineClient(Vertx vertx) {
+  private ShineClient(Vertx vertx, boolean offerCompression) {
     this.vertx = vertx;
     this.wsClient = vertx.createWebSocketClient(new WebSocketClientOptions()
-        .setMaxFrameSize(4 << 20).setMaxMessageSize(4 << 20));
+        .setMaxFrameSize(4 << 20).setMaxMessageSize(4 << 20)
+        .setTryUsePerMessageCompression(offerCompression));
   }
 
   /** Connects to a {@code ws://host:port/ws} URL. */
   public static Future<ShineClient> connect(Vertx vertx, String url) {
-    ShineClient client = new ShineClient(vertx);
+    return connect(vertx, url, false);
+  }
+
+  /**
+   * As {@link #connect(Vertx, String)}; {@code offerCompression} offers permessage-deflate in the handshake, as
+   * browsers and Node always do (whether the server took it: {@link #compressed()}).
+   */
+  public static Future<ShineClient> connect(Vertx vertx, String url, boolean offerCompression) {
+    ShineClient client = new ShineClient(vertx, offerCompression);
     return client.wsClient.connect(WsUrls.connectOptions(url)).map(ws -> {
       client.socket = ws;
       ws.textMessageHandler(client::onFrame);
@@ -83,6 +92,12 @@ public final class ShineClient {
       }
     });
     return promise.future();
+  }
+
+  /** True when the server accepted permessage-deflate for this connection. */
+  public boolean compressed() {
+    String extensions = socket.headers() == null ? null : socket.headers().get("sec-websocket-extensions");
+    return extensions != null && extensions.contains("permessage-deflate");
   }
 
   /** Writes a frame as is (for tests of malformed input). */
