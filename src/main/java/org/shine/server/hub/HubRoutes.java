@@ -70,7 +70,7 @@ public final class HubRoutes {
     router.post("/hub/v1/token/refresh").handler(ctx -> respond(ctx, () -> refresh(ctx)));
     router.get("/hub/v1/messages").handler(this::messages);
     router.post("/hub/v1/ack/:deliveryId").handler(ctx -> respond(ctx, () -> ack(ctx)));
-    router.route("/hub/v1/*").handler(ctx -> fail(ctx, new ProtocolException(405, "METHOD_NOT_ALLOWED",
+    router.route("/hub/v1/*").handler(ctx -> fail(ctx, new ProtocolException(405, ErrorCode.METHOD_NOT_ALLOWED,
         ctx.request().method() + " is not allowed on " + ctx.request().path())));
   }
 
@@ -200,25 +200,25 @@ public final class HubRoutes {
     try {
       deliveryId = Long.parseLong(ctx.pathParam("deliveryId"));
     } catch (NumberFormatException e) {
-      return Future.failedFuture(new ProtocolException(Status.NOT_FOUND, "UNKNOWN_DELIVERY",
+      return Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.UNKNOWN_DELIVERY,
           "no such delivery id"));
     }
     return authenticate(ctx).compose(token -> hub.ack(deliveryId, token.login())).compose(found -> found
         ? Future.succeededFuture(Json.MAPPER.createObjectNode().put("deliveryId", deliveryId).put("acked", true))
-        : Future.failedFuture(new ProtocolException(Status.NOT_FOUND, "UNKNOWN_DELIVERY",
+        : Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.UNKNOWN_DELIVERY,
             "no delivery " + deliveryId + " for this user")));
   }
 
   private Future<HubRepository.StoredToken> authenticate(RoutingContext ctx) {
     String header = ctx.request().getHeader("Authorization");
     if (header == null || !header.startsWith("Bearer ") || header.length() <= 7) {
-      return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, HubTokens.INVALID_TOKEN,
+      return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.INVALID_TOKEN,
           "an Authorization: Bearer <accessToken> header is required"));
     }
     return hub.findToken(HubTokens.hash(header.substring(7).trim())).compose(token -> {
       if (token.isEmpty() || !"access".equals(token.get().kind()) || token.get().revoked()
           || token.get().expiresAtMs() <= clock.millis()) {
-        return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, HubTokens.INVALID_TOKEN,
+        return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.INVALID_TOKEN,
             "the access token is unknown, expired or revoked"));
       }
       return Future.succeededFuture(token.get());

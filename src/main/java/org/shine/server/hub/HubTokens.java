@@ -19,6 +19,7 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.HubRepository;
+import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.slf4j.Logger;
@@ -31,7 +32,6 @@ import org.slf4j.LoggerFactory;
  * only hashes are stored. Any other reuse revokes the whole family.
  */
 final class HubTokens {
-  static final String INVALID_TOKEN = "INVALID_TOKEN";
   private static final Logger LOG = LoggerFactory.getLogger(HubTokens.class);
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final int TOKEN_BYTES = 32;
@@ -75,7 +75,7 @@ final class HubTokens {
           ? Future.succeededFuture(Optional.<Pair>empty())
           : rotateOrRetry(conn, old.get(), presented, access, refresh)));
     }).compose(answer -> answer.map(Future::succeededFuture).orElseGet(() -> Future.failedFuture(
-        new ProtocolException(Status.UNAUTHORIZED, INVALID_TOKEN,
+        new ProtocolException(Status.UNAUTHORIZED, ErrorCode.INVALID_TOKEN,
             "the refresh token is unknown, expired, revoked or already used"))));
   }
 
