@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import org.shine.server.ServerNode;
 import org.shine.server.ShineServer;
 import org.shine.server.config.AppConfig;
+import org.shine.server.config.ConfigException;
 import org.shine.server.config.ConfigLoader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,6 +29,8 @@ public final class ServerCommand {
     Vertx vertx;
     try {
       vertx = ServerNode.vertx(config).await();
+    } catch (ConfigException e) {
+      throw e;
     } catch (RuntimeException e) {
       LOG.error("cannot start the node: {}", e.toString());
       return 1;
@@ -36,8 +39,12 @@ public final class ServerCommand {
     try {
       server.start().await();
     } catch (RuntimeException e) {
-      LOG.error("server failed to start: {}", e.toString());
       vertx.close().await();
+      if (e instanceof ConfigException) {
+        // a config problem found at start (a key file, a TLS file): exit code 2 with the key named, as at parse
+        throw e;
+      }
+      LOG.error("server failed to start: {}", e.toString());
       return 1;
     }
     CountDownLatch stopped = new CountDownLatch(1);

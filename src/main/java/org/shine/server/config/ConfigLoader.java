@@ -210,6 +210,8 @@ public final class ConfigLoader {
     require(c.cluster().port() > 0 && c.cluster().port() <= 65535, "cluster.port must be 1..65535");
     require(!c.cluster().members().isEmpty(), "cluster.members must name at least one host");
     require(c.cluster().host() != null && !c.cluster().host().isBlank(), "cluster.host must be a non-empty string");
+    require(!Set.of("0.0.0.0", "::", "[::]", "*").contains(c.cluster().host()), "cluster.host must be one address of"
+        + " this machine, not a wildcard (it is also the address the other nodes connect to)");
     AppConfig.Tls tls = c.cluster().tls();
     require(tls == null || (tls.keyFile() != null && tls.certFile() != null && tls.trustFile() != null),
         "cluster.tls must name keyFile, certFile and trustFile (PEM files)");

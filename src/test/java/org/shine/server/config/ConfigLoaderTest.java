@@ -339,7 +339,9 @@ class ConfigLoaderTest {
       "{\"limits\": {\"slowReaderCloseMs\": 0}}",
       "{\"limits\": {\"verifyQueue\": 0}}",
       "{\"admin\": {\"port\": 70000}}",
-      "{\"cluster\": {\"host\": \"\"}}"})
+      "{\"cluster\": {\"host\": \"\"}}",
+      "{\"cluster\": {\"host\": \"0.0.0.0\"}}",
+      "{\"cluster\": {\"host\": \"::\"}}"})
   @DisplayName("out-of-range numbers are rejected")
   void outOfRangeNumbers(String json) {
     assertRejected(json, "invalid config");
