@@ -44,8 +44,10 @@ public final class ServerIdentity {
         LOG.info("server key from {} [serverLogin: {}]", config.serverKeyFile(), config.serverLogin());
         return Future.succeededFuture(new ServerIdentity(config.serverLogin(), config.publicUrl(), key.privateKey()));
       } catch (IOException | RuntimeException e) {
+        String why = e instanceof java.nio.file.NoSuchFileException ? "no such file"
+            : e instanceof java.nio.file.AccessDeniedException ? "permission denied" : e.toString();
         return Future.failedFuture(new ConfigException("serverKeyFile " + config.serverKeyFile()
-            + " is not a readable key file (make one with: keygen --out FILE): " + e.getMessage(), e));
+            + " is not a readable key file (" + why + "; make one with: keygen --out FILE)", e));
       }
     }
     Ed25519Signer.KeyPair candidate = Ed25519Signer.generate();
