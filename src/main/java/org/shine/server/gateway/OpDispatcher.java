@@ -47,7 +47,7 @@ import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.settings.SetSettingCommand;
-import org.shine.server.settings.SettingValues;
+import org.shine.server.protocol.SettingValues;
 import org.shine.server.settings.UserSettings;
 import org.shine.server.sync.DmSyncPage;
 import org.shine.server.sync.SettingsSyncPage;

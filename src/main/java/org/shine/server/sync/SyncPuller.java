@@ -22,7 +22,7 @@ import org.shine.server.db.SyncRepository.Sibling;
 import org.shine.server.delivery.SyncedItem;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Ops;
-import org.shine.server.settings.SettingValues;
+import org.shine.server.protocol.SettingValues;
 import org.shine.server.util.Json;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

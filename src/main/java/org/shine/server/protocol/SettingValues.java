@@ -1,4 +1,4 @@
-package org.shine.server.settings;
+package org.shine.server.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayDeque;
