@@ -17,9 +17,11 @@ import io.vertx.ext.web.Router;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.shine.server.bus.BusReplies;
@@ -71,6 +73,12 @@ public final class GatewayVerticle extends VerticleBase {
   private final Set<Session> sessions = new HashSet<>();
   /** Remote addresses (host:port) of this instance's connections that are over the limits. */
   private final Set<String> refused = new HashSet<>();
+  /**
+   * How each budgeted connection of this instance (by remote host:port) gives its place back, once. A connection
+   * upgraded to a WebSocket reports its close only on the WebSocket (Vert.x moves the channel to a handler of its
+   * own, so the HTTP connection's close handler never runs), so the WebSocket's close handler must release it too.
+   */
+  private final Map<String, Runnable> releases = new HashMap<>();
   private Frames frames;
   private OpDispatcher dispatcher;
   private HttpServer server;
@@ -169,12 +177,25 @@ public final class GatewayVerticle extends VerticleBase {
 
   private void onConnection(HttpConnection connection) {
     String address = connection.remoteAddress().hostAddress();
+    String key = key(connection.remoteAddress());
     String why = connections.tryAcquire(address);
     if (why == null) {
-      connection.closeHandler(v -> connections.release(address));
+      Runnable release = new Runnable() {
+        private boolean released;
+
+        @Override
+        public void run() {
+          if (!released) {
+            released = true;
+            releases.remove(key, this);
+            connections.release(address);
+          }
+        }
+      };
+      releases.put(key, release);
+      connection.closeHandler(v -> release.run());
       return;
     }
-    String key = key(connection.remoteAddress());
     LOG.debug("connection refused [address: {}]: {}", key, why);
     refused.add(key);
     connection.closeHandler(v -> refused.remove(key));
@@ -196,11 +217,14 @@ public final class GatewayVerticle extends VerticleBase {
   }
 
   private void accept(ServerWebSocket socket) {
+    String key = key(socket.remoteAddress());
+    Runnable release = releases.getOrDefault(key, () -> { });
     if (draining) {
+      socket.closeHandler(v -> release.run());
       socket.close(CLOSE_GOING_AWAY, "server is shutting down");
       return;
     }
-    Session session = new Session(socket, key(socket.remoteAddress()), System.nanoTime());
+    Session session = new Session(socket, key, System.nanoTime());
     session.pushEvent = frame -> push(session, frame);
     sessions.add(session);
     socket.setWriteQueueMaxSize(config.limits().writeQueueBytes());
@@ -211,7 +235,10 @@ public final class GatewayVerticle extends VerticleBase {
           "binary frames are not supported; send JSON text frames"));
     });
     socket.pongHandler(pong -> heard(session));
-    socket.closeHandler(v -> close(session));
+    socket.closeHandler(v -> {
+      release.run();
+      close(session);
+    });
     socket.exceptionHandler(failure -> LOG.debug("socket error [session: {}]: {}", session.who(), failure.toString()));
   }
 

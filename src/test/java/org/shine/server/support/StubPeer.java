@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import org.shine.server.client.ShineClient;
 import org.shine.server.dm.KeyFile;
@@ -25,6 +26,7 @@ public final class StubPeer implements AutoCloseable {
   private final HttpServer server;
   private final List<Request> requests = new CopyOnWriteArrayList<>();
   private final List<ServerWebSocket> sockets = new CopyOnWriteArrayList<>();
+  private final AtomicInteger accepted = new AtomicInteger();
   private final Map<String, BiFunction<String, JsonNode, Object>> byOp = new ConcurrentHashMap<>();
   private volatile BiFunction<String, JsonNode, Object> fallback = (op, payload) -> new Error(400, "UNKNOWN_OP", op);
   private volatile KeyFile serverKey = KeyFile.generate(null);
@@ -121,7 +123,18 @@ public final class StubPeer implements AutoCloseable {
     server.close().await();
   }
 
+  /** WebSocket connections this stub has accepted since it started. */
+  public int connectionsAccepted() {
+    return accepted.get();
+  }
+
+  /** WebSocket connections open now. */
+  public int openConnections() {
+    return sockets.size();
+  }
+
   private void accept(ServerWebSocket ws) {
+    accepted.incrementAndGet();
     sockets.add(ws);
     ws.closeHandler(v -> sockets.remove(ws));
     ws.textMessageHandler(text -> {

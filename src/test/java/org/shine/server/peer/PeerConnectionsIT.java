@@ -1,0 +1,189 @@
+package org.shine.server.peer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import java.time.Clock;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.shine.server.bus.Addresses;
+import org.shine.server.bus.BusReplies;
+import org.shine.server.client.ShineClient;
+import org.shine.server.dm.KeyFile;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.Ops;
+import org.shine.server.protocol.ProtocolException;
+import org.shine.server.support.Eventually;
+import org.shine.server.support.StubPeer;
+import org.shine.server.support.TestDatabase;
+import org.shine.server.support.TestServer;
+
+/**
+ * The node's peer connections (PROTOCOL §11, §6a): only to configured peers and to URLs named in current routes;
+ * a route's connection closes when idle for {@code limits.idleTimeoutMs}; at most {@code delivery.queueCapacity}
+ * calls wait on one connection. Calls go through the node's own bus, as its verticles make them.
+ */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 60, timeUnit = TimeUnit.SECONDS)
+class PeerConnectionsIT {
+  private static final long WAIT_MS = 20_000;
+  private static final long CALL_TIMEOUT_MS = 30_000;
+  private Vertx vertx;
+  private final Deque<Runnable> opened = new ArrayDeque<>();
+
+  @BeforeEach
+  void setUp() {
+    vertx = Vertx.vertx();
+  }
+
+  @AfterEach
+  void tearDown() {
+    while (!opened.isEmpty()) {
+      try {
+        opened.pop().run();
+      } catch (RuntimeException e) {
+        // closing what a failed test left behind must not hide its failure
+      }
+    }
+    vertx.close().await();
+  }
+
+  @Test
+  @DisplayName("a call to a URL that is neither a configured peer nor in a current route is refused 403"
+      + " PEER_NOT_ALLOWED without connecting, while a URL named in a card's route is called")
+  void onlyKnownUrls() {
+    StubPeer stranger = stub("s8").acceptEverything();
+    StubPeer routed = stub("s9").acceptEverything();
+    TestServer server = server("{}");
+    // GIVEN dave's card names the routed stub as his access server
+    publishCardRoutedTo(server, "dave", routed);
+
+    // WHEN the node is asked to call each
+    Future<PeerResponse> refused = call(server, stranger.url(), Ops.GET_DM_DELIVERY_STATUS);
+    Future<PeerResponse> allowed = call(server, routed.url(), Ops.GET_DM_DELIVERY_STATUS);
+
+    // THEN only the routed one is called
+    assertFailure(refused, 403, ErrorCode.PEER_NOT_ALLOWED);
+    assertThat(stranger.connectionsAccepted()).isZero();
+    assertThat(stranger.requests()).isEmpty();
+    assertThat(await(allowed).payload().isObject()).isTrue();
+    assertThat(routed.count(Ops.GET_DM_DELIVERY_STATUS)).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("a route's connection is closed after idleTimeoutMs without calls and opened again by the next call,"
+      + " while a configured peer's connection stays")
+  void idleRouteConnectionsClose() {
+    StubPeer configured = stub("s8").acceptEverything();
+    StubPeer routed = stub("s9").acceptEverything();
+    TestServer server = server("{\"limits\":{\"idleTimeoutMs\":1500},\"peers\":[{\"serverLogin\":\"s8\",\"url\":\""
+        + configured.url() + "\"}]}");
+    publishCardRoutedTo(server, "dave", routed);
+    await(call(server, routed.url(), Ops.GET_DM_DELIVERY_STATUS));
+    assertThat(routed.openConnections()).isEqualTo(1);
+
+    // WHEN no call is made for a while, THEN the route's connection is closed by the node
+    Eventually.until("the idle route connection is closed", WAIT_MS, () -> routed.openConnections() == 0);
+    assertThat(routed.connectionsAccepted()).isEqualTo(1);
+    // the configured peer's connection, idle just as long, stays
+    assertThat(configured.openConnections()).isEqualTo(1);
+    assertThat(configured.connectionsAccepted()).isEqualTo(1);
+
+    // and the next call to the route connects again
+    await(call(server, routed.url(), Ops.GET_DM_DELIVERY_STATUS));
+    assertThat(routed.connectionsAccepted()).isEqualTo(2);
+    assertThat(routed.count(Ops.GET_DM_DELIVERY_STATUS)).isEqualTo(2);
+  }
+
+  @Test
+  @DisplayName("with maxInFlightPerConnection 1 and queueCapacity 2, against a peer that never answers, the fourth"
+      + " concurrent call fails at once with 503 PEER_BUSY")
+  void boundedCallQueue() {
+    StubPeer silent = stub("s9").respond(Ops.GET_DM_DELIVERY_STATUS, (op, payload) -> ShineClient.object())
+        .respond(Ops.RECEIVE_INCOMING_MESSAGE, (op, payload) -> Promise.promise().future());
+    TestServer server = server("{\"limits\":{\"maxInFlightPerConnection\":1},\"delivery\":{\"queueCapacity\":2}}");
+    publishCardRoutedTo(server, "dave", silent);
+    // GIVEN the connection is open and idle: the card relay it was opened for has been answered, and so has a call
+    // sent after it (one connection answers in order)
+    Eventually.until("the card relay reached the peer", WAIT_MS, () -> silent.count(Ops.PUBLISH_USER_CARD) == 1);
+    await(call(server, silent.url(), Ops.GET_DM_DELIVERY_STATUS));
+
+    // WHEN four calls are made at once to a peer that answers none of them
+    List<Future<PeerResponse>> calls = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      calls.add(call(server, silent.url(), Ops.RECEIVE_INCOMING_MESSAGE));
+    }
+
+    // THEN the fourth fails while the first (sent) and the next two (waiting) are still pending
+    assertFailure(calls.get(3), 503, ErrorCode.PEER_BUSY);
+    assertThat(calls.subList(0, 3)).allSatisfy(pending -> assertThat(pending.isComplete()).isFalse());
+    Eventually.until("the first call reached the peer", WAIT_MS,
+        () -> silent.count(Ops.RECEIVE_INCOMING_MESSAGE) == 1);
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------------------
+
+  private StubPeer stub(String serverLogin) {
+    StubPeer stub = StubPeer.start(vertx).named(serverLogin);
+    opened.push(stub::close);
+    return stub;
+  }
+
+  private TestServer server(String overridesJson) {
+    TestDatabase database = TestDatabase.create(vertx);
+    opened.push(database::close);
+    TestServer server = TestServer.start("s1", database.config(), Clock.systemUTC(), overridesJson);
+    opened.push(server::close);
+    return server;
+  }
+
+  /** Publishes, on {@code server}, the card of a user whose only access server is {@code peer}. */
+  private void publishCardRoutedTo(TestServer server, String login, StubPeer peer) {
+    ShineClient client = await(ShineClient.connect(vertx, server.url()));
+    try {
+      await(client.publishCard(login, KeyFile.generate(login), List.of(Map.entry(peer.serverLogin(), peer.url())),
+          1));
+    } finally {
+      await(client.close());
+    }
+  }
+
+  /** A call made through the node's own bus, as its verticles make them (records need that node's Vertx). */
+  private static Future<PeerResponse> call(TestServer server, String url, String op) {
+    ObjectNode payload = ShineClient.object().put("messageKey", "alice|dave|1|1|2");
+    return BusReplies.request(server.vertx().eventBus(), Addresses.PEER_REQUEST,
+        new PeerRequest(url, op, payload, CALL_TIMEOUT_MS, false));
+  }
+
+  private static void assertFailure(Future<?> call, int status, String code) {
+    await(call.otherwiseEmpty());
+    assertThat(call.failed()).as("the call fails").isTrue();
+    assertThat(call.cause()).isInstanceOfSatisfying(ProtocolException.class, e -> {
+      assertThat(e.status()).as("status of [%s]", e.getMessage()).isEqualTo(status);
+      assertThat(e.code()).as("code of [%s]", e.getMessage()).isEqualTo(code);
+    });
+  }
+
+  private static <T> T await(Future<T> future) {
+    try {
+      return future.await(WAIT_MS, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      throw new AssertionError("no answer within " + WAIT_MS + " ms", e);
+    }
+  }
+}
