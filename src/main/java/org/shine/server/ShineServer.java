@@ -20,13 +20,13 @@ import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.gateway.ConnectionBudget;
 import org.shine.server.gateway.GatewayVerticle;
 import org.shine.server.gateway.SendRateLimiter;
-import org.shine.server.hub.HubPollLimits;
 import org.shine.server.hub.HubVerticle;
 import org.shine.server.peer.PeerVerticle;
 import org.shine.server.peer.ServerIdentity;
 import org.shine.server.retry.RetryVerticle;
 import org.shine.server.settings.SettingsVerticle;
 import org.shine.server.sync.SyncVerticle;
+import org.shine.server.util.PerKeyLimit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,7 +56,7 @@ public final class ShineServer {
   public Future<Void> start() {
     Codecs.register(vertx);
     SignatureVerifier verifier = new SignatureVerifier(vertx, config.limits().verifyQueue());
-    HubPollLimits polls = new HubPollLimits(HUB_POLLS_PER_USER);
+    PerKeyLimit polls = new PerKeyLimit(HUB_POLLS_PER_USER);
     ConnectionBudget connections = new ConnectionBudget(config.limits().maxConnections(),
         config.limits().maxConnectionsPerIp());
     SendRateLimiter sendRates = new SendRateLimiter(config.limits().sendsPerUserPerS(),

@@ -1,7 +1,7 @@
 package org.shine.server.gateway;
 
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.shine.server.util.PerKeyLimit;
 
 /**
  * Open connections on this node's HTTP port, shared by every gateway instance: at most {@code max} in all and, when
@@ -12,11 +12,12 @@ public final class ConnectionBudget {
   private final int max;
   private final int maxPerAddress;
   private final AtomicInteger open = new AtomicInteger();
-  private final ConcurrentHashMap<String, Integer> perAddress = new ConcurrentHashMap<>();
+  private final PerKeyLimit perAddress;
 
   public ConnectionBudget(int max, int maxPerAddress) {
     this.max = max;
     this.maxPerAddress = maxPerAddress;
+    this.perAddress = new PerKeyLimit(Math.max(1, maxPerAddress));
   }
 
   /** Takes a place for a connection from {@code address}; null when taken, else why not. */
@@ -25,20 +26,9 @@ public final class ConnectionBudget {
       open.decrementAndGet();
       return "this server holds its maximum of " + max + " connections";
     }
-    if (maxPerAddress > 0) {
-      boolean[] taken = {false};
-      perAddress.compute(address, (key, n) -> {
-        int current = n == null ? 0 : n;
-        if (current >= maxPerAddress) {
-          return n;
-        }
-        taken[0] = true;
-        return current + 1;
-      });
-      if (!taken[0]) {
-        open.decrementAndGet();
-        return "this server holds its maximum of " + maxPerAddress + " connections from one address";
-      }
+    if (maxPerAddress > 0 && !perAddress.tryAcquire(address)) {
+      open.decrementAndGet();
+      return "this server holds its maximum of " + maxPerAddress + " connections from one address";
     }
     return null;
   }
@@ -47,7 +37,7 @@ public final class ConnectionBudget {
   public void release(String address) {
     open.decrementAndGet();
     if (maxPerAddress > 0) {
-      perAddress.computeIfPresent(address, (key, n) -> n > 1 ? n - 1 : null);
+      perAddress.release(address);
     }
   }
 

@@ -28,7 +28,6 @@ import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
-import org.shine.server.hub.HubPollLimits;
 import org.shine.server.hub.HubRoutes;
 import org.shine.server.peer.ServerIdentity;
 import org.shine.server.protocol.ErrorCode;
@@ -36,6 +35,7 @@ import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Json;
+import org.shine.server.util.PerKeyLimit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,7 +67,7 @@ public final class GatewayVerticle extends VerticleBase {
   private final Clock clock;
   private final ServerIdentity identity;
   private final SignatureVerifier verifier;
-  private final HubPollLimits polls;
+  private final PerKeyLimit polls;
   private final ConnectionBudget connections;
   private final SendRateLimiter sendRates;
   private final Set<Session> sessions = new HashSet<>();
@@ -86,7 +86,7 @@ public final class GatewayVerticle extends VerticleBase {
   private boolean draining;
 
   public GatewayVerticle(AppConfig config, Clock clock, ServerIdentity identity, SignatureVerifier verifier,
-      HubPollLimits polls, ConnectionBudget connections, SendRateLimiter sendRates) {
+      PerKeyLimit polls, ConnectionBudget connections, SendRateLimiter sendRates) {
     this.config = config;
     this.clock = clock;
     this.identity = identity;

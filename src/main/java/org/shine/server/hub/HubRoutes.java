@@ -31,6 +31,7 @@ import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Json;
+import org.shine.server.util.PerKeyLimit;
 
 /**
  * The hub's HTTP API (PROTOCOL §10, seed 004), mounted on the gateway's router: challenge and token issue,
@@ -48,11 +49,11 @@ public final class HubRoutes {
   private final DirectoryRepository directory;
   private final Clock clock;
   private final SignatureVerifier verifier;
-  private final HubPollLimits polls;
+  private final PerKeyLimit polls;
   private final HubTokens tokens;
 
   public HubRoutes(Vertx vertx, AppConfig config, Pool pool, Clock clock, SignatureVerifier verifier,
-      HubPollLimits polls) {
+      PerKeyLimit polls) {
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.hub = new HubRepository(pool);
@@ -139,7 +140,7 @@ public final class HubRoutes {
     authenticate(ctx).onFailure(failure -> fail(ctx, failure)).onSuccess(token -> {
       if (!polls.tryAcquire(token.login())) {
         fail(ctx, new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.TOO_MANY_IN_FLIGHT,
-            "more than " + polls.perUser() + " polls of one user at once on this server"));
+            "more than " + polls.perKey() + " polls of one user at once on this server"));
         return;
       }
       // never hold the poll past the access token's life
