@@ -27,10 +27,8 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -53,6 +51,7 @@ import org.shine.server.client.ShineClientException;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.Eventually;
+import org.shine.server.support.Opened;
 import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
@@ -69,8 +68,7 @@ class LimitsIT {
   private static final int CLOSE_POLICY = 1008;
   private static final int CLOSE_GOING_AWAY = 1001;
   private Vertx vertx;
-  /** What each test opened, closed in reverse order. */
-  private final Deque<Runnable> opened = new ArrayDeque<>();
+  private final Opened opened = new Opened();
 
   @BeforeEach
   void setUp() {
@@ -79,13 +77,7 @@ class LimitsIT {
 
   @AfterEach
   void tearDown() {
-    while (!opened.isEmpty()) {
-      try {
-        opened.pop().run();
-      } catch (RuntimeException e) {
-        // closing what a failed test left behind must not hide its failure
-      }
-    }
+    opened.closeAll();
     vertx.close().await();
   }
 
@@ -150,7 +142,7 @@ class LimitsIT {
     List<Throwable> callFailures = new CopyOnWriteArrayList<>();
     long timer = vertx.setPeriodic(300, id -> caller.request("GetUserCard", ShineClient.object().put("login", "alice"))
         .onSuccess(card -> calls.incrementAndGet()).onFailure(callFailures::add));
-    opened.push(() -> vertx.cancelTimer(timer));
+    opened.onClose(() -> vertx.cancelTimer(timer));
 
     // WHEN 2,000 anonymous sockets connect and send nothing
     int silent = 2_000;
@@ -449,30 +441,30 @@ class LimitsIT {
 
   private Node node(String limitsJson) {
     TestDatabase database = TestDatabase.create(vertx);
-    opened.push(database::close);
+    opened.onClose(database::close);
     TestServer server = TestServer.start("s1", database.config(), Clock.systemUTC(),
         "{\"limits\":" + limitsJson + "}");
-    opened.push(server::close);
+    opened.onClose(server::close);
     Pool sql = database.pool();
-    opened.push(() -> sql.close().await());
+    opened.onClose(() -> sql.close().await());
     return new Node(server, database, sql);
   }
 
   private ShineClient session(TestUser user, Node node) {
     ShineClient client = user.session(vertx, node.server());
-    opened.push(() -> client.close().otherwiseEmpty().await());
+    opened.onClose(() -> client.close().otherwiseEmpty().await());
     return client;
   }
 
   private ShineClient anonymous(Node node) {
     ShineClient client = await(ShineClient.connect(vertx, node.server().url()));
-    opened.push(() -> client.close().otherwiseEmpty().await());
+    opened.onClose(() -> client.close().otherwiseEmpty().await());
     return client;
   }
 
   private WebSocketClient wsClient(WebSocketClientOptions options) {
     WebSocketClient client = vertx.createWebSocketClient(options);
-    opened.push(() -> client.close().await());
+    opened.onClose(() -> client.close().await());
     return client;
   }
 

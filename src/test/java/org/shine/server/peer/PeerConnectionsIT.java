@@ -9,9 +9,7 @@ import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import java.time.Clock;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +27,7 @@ import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.support.Eventually;
+import org.shine.server.support.Opened;
 import org.shine.server.support.StubPeer;
 import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
@@ -44,7 +43,7 @@ class PeerConnectionsIT {
   private static final long WAIT_MS = 20_000;
   private static final long CALL_TIMEOUT_MS = 30_000;
   private Vertx vertx;
-  private final Deque<Runnable> opened = new ArrayDeque<>();
+  private final Opened opened = new Opened();
 
   @BeforeEach
   void setUp() {
@@ -53,13 +52,7 @@ class PeerConnectionsIT {
 
   @AfterEach
   void tearDown() {
-    while (!opened.isEmpty()) {
-      try {
-        opened.pop().run();
-      } catch (RuntimeException e) {
-        // closing what a failed test left behind must not hide its failure
-      }
-    }
+    opened.closeAll();
     vertx.close().await();
   }
 
@@ -140,15 +133,15 @@ class PeerConnectionsIT {
 
   private StubPeer stub(String serverLogin) {
     StubPeer stub = StubPeer.start(vertx).named(serverLogin);
-    opened.push(stub::close);
+    opened.onClose(stub::close);
     return stub;
   }
 
   private TestServer server(String overridesJson) {
     TestDatabase database = TestDatabase.create(vertx);
-    opened.push(database::close);
+    opened.onClose(database::close);
     TestServer server = TestServer.start("s1", database.config(), Clock.systemUTC(), overridesJson);
-    opened.push(server::close);
+    opened.onClose(server::close);
     return server;
   }
 

@@ -32,6 +32,7 @@ import org.shine.server.client.ShineClientException;
 import org.shine.server.dm.KeyFile;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.Eventually;
+import org.shine.server.support.Opened;
 import org.shine.server.support.StubPeer;
 import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
@@ -47,34 +48,32 @@ import org.shine.server.util.Json;
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
 class ServerSessionIT {
   private static final String FAST_SYNC = "\"sync\":{\"periodMs\":200},\"delivery\":{\"callTimeoutMs\":1000}";
-  private final List<AutoCloseable> resources = new ArrayList<>();
+  private final Opened opened = new Opened();
 
   @AfterEach
-  void close() throws Exception {
-    for (int i = resources.size() - 1; i >= 0; i--) {
-      resources.get(i).close();
-    }
+  void close() {
+    opened.closeAll();
   }
 
   @Test
   @DisplayName("the server key is created once in the database, served at /.well-known/shine-server, kept across"
       + " restarts and shared by every node of the deployment")
   void serverKeyInTheDatabase(Vertx vertx) throws Exception {
-    TestDatabase db = keep(TestDatabase.create(vertx));
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
     int port = TestServer.freePort();
     TestServer first = TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port);
     JsonNode document = wellKnown(first);
     first.close();
 
-    TestServer again = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port));
-    TestServer secondNode = keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
+    TestServer again = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port));
+    TestServer secondNode = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
 
     assertThat(document.get("serverLogin").asText()).isEqualTo("s1");
     assertThat(document.get("url").asText()).isEqualTo(again.url());
     assertThat(Base64.getDecoder().decode(document.get("publicKeyB64").asText())).hasSize(32);
     assertThat(wellKnown(again).get("publicKeyB64")).isEqualTo(document.get("publicKeyB64"));
     assertThat(wellKnown(secondNode).get("publicKeyB64")).isEqualTo(document.get("publicKeyB64"));
-    Pool sql = pool(db);
+    Pool sql = opened.pool(db);
     byte[] stored = sql.query("SELECT public_key FROM server_identity").execute().await().iterator().next()
         .getBuffer(0).getBytes();
     assertThat(Base64.getEncoder().encodeToString(stored)).isEqualTo(document.get("publicKeyB64").asText());
@@ -84,11 +83,11 @@ class ServerSessionIT {
   @DisplayName("serverKeyFile overrides the database's key; a file that is not a key stops the start with a"
       + " clear error")
   void serverKeyFile(Vertx vertx, @TempDir Path dir) throws Exception {
-    TestDatabase db = keep(TestDatabase.create(vertx));
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
     KeyFile key = KeyFile.generate(null);
     Path file = dir.resolve("server.key");
     key.write(file);
-    TestServer server = keep(TestServer.start("s1", db.config(), Clock.systemUTC(),
+    TestServer server = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(),
         "{\"serverKeyFile\":\"" + file + "\"}"));
 
     assertThat(wellKnown(server).get("publicKeyB64").asText()).isEqualTo(key.publicKeyB64());
@@ -101,14 +100,14 @@ class ServerSessionIT {
   @DisplayName("a pinned key admits its server; a login signed with another key is 401, and an unknown server's"
       + " login is 401 UNKNOWN_SERVER")
   void pinnedAndUnknownServers(Vertx vertx) {
-    StubPeer s2 = keep(StubPeer.start(vertx)).named("s2");
-    TestDatabase db = keep(TestDatabase.create(vertx));
-    TestServer s1 = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{\"peers\":[{\"serverLogin\":"
+    StubPeer s2 = opened.keep(StubPeer.start(vertx)).named("s2");
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
+    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{\"peers\":[{\"serverLogin\":"
         + "\"s2\",\"url\":\"" + s2.url() + "\",\"publicKeyB64\":\"" + s2.serverKey().publicKeyB64() + "\"}]}"));
 
     JsonNode admitted = s2.sessionOn(vertx, s1.url()).request("DmSyncBatch", syncRequest("s2")).await();
-    ShineClient impostor = keep(ShineClient.connect(vertx, s1.url()).await());
-    ShineClient stranger = keep(ShineClient.connect(vertx, s1.url()).await());
+    ShineClient impostor = opened.keep(ShineClient.connect(vertx, s1.url()).await());
+    ShineClient stranger = opened.keep(ShineClient.connect(vertx, s1.url()).await());
 
     assertThat(admitted.has("items")).isTrue();
     assertRefused(() -> impostor.serverLogin("s2", KeyFile.generate(null).privateKey()).await(), 401,
@@ -126,15 +125,15 @@ class ServerSessionIT {
   @DisplayName("an unpinned key is fetched once from the URL this server knows and remembered; a changed key is"
       + " 403 SERVER_KEY_CHANGED until an operator pins it")
   void learntThenChangedKey(Vertx vertx) {
-    StubPeer s5 = keep(StubPeer.start(vertx)).named("s5");
-    TestDatabase db = keep(TestDatabase.create(vertx));
+    StubPeer s5 = opened.keep(StubPeer.start(vertx)).named("s5");
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
     int port = TestServer.freePort();
     TestServer s1 = TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port);
     TestUser.create("mia").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s5", s5.url())), 1,
         s1.url());
 
     s5.sessionOn(vertx, s1.url());
-    byte[] learnt = pool(db).preparedQuery("SELECT public_key FROM known_server WHERE server_login = $1")
+    byte[] learnt = opened.pool(db).preparedQuery("SELECT public_key FROM known_server WHERE server_login = $1")
         .execute(Tuple.of("s5")).await().iterator().next().getBuffer(0).getBytes();
     s5.rotateKey();
 
@@ -142,7 +141,7 @@ class ServerSessionIT {
     assertRefused(() -> s5.sessionOn(vertx, s1.url()), 403, ErrorCode.SERVER_KEY_CHANGED);
     // WHEN the operator pins the new key THEN it is accepted
     s1.close();
-    TestServer pinned = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{\"peers\":[{\"serverLogin\":"
+    TestServer pinned = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{\"peers\":[{\"serverLogin\":"
         + "\"s5\",\"url\":\"" + s5.url() + "\",\"publicKeyB64\":\"" + s5.serverKey().publicKeyB64() + "\"}]}",
         port));
     assertThat(s5.sessionOn(vertx, pinned.url())).isNotNull();
@@ -151,16 +150,16 @@ class ServerSessionIT {
   @Test
   @DisplayName("a key document that names another serverLogin, or none at the known URL, is 401")
   void documentMustNameTheServer(Vertx vertx) {
-    StubPeer liar = keep(StubPeer.start(vertx)).named("other");
+    StubPeer liar = opened.keep(StubPeer.start(vertx)).named("other");
     String nothingThere = "ws://127.0.0.1:" + TestServer.freePort() + "/ws";
-    TestDatabase db = keep(TestDatabase.create(vertx));
-    TestServer s1 = keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
+    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
     TestUser.create("noa").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s6", liar.url())), 1,
         s1.url());
     TestUser.create("ola").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s8", nothingThere)), 1,
         s1.url());
-    ShineClient claimsS6 = keep(ShineClient.connect(vertx, s1.url()).await());
-    ShineClient claimsS8 = keep(ShineClient.connect(vertx, s1.url()).await());
+    ShineClient claimsS6 = opened.keep(ShineClient.connect(vertx, s1.url()).await());
+    ShineClient claimsS8 = opened.keep(ShineClient.connect(vertx, s1.url()).await());
 
     assertRefused(() -> claimsS6.serverLogin("s6", liar.serverKey().privateKey()).await(), 401,
         ErrorCode.SERVER_KEY_UNAVAILABLE);
@@ -173,7 +172,7 @@ class ServerSessionIT {
       + " login is retried until it succeeds")
   void refusedLoginThenRetried(Vertx vertx) {
     AtomicBoolean accept = new AtomicBoolean(false);
-    StubPeer sibling = keep(StubPeer.start(vertx)).named("sib")
+    StubPeer sibling = opened.keep(StubPeer.start(vertx)).named("sib")
         .respond("ServerAuthChallenge", (op, p) -> Json.MAPPER.createObjectNode().put("challengeB64", "Y2hhbGxlbmdl")
             .put("serverLogin", "sib"))
         .respond("ServerAuthLogin", (op, p) -> accept.get()
@@ -185,8 +184,8 @@ class ServerSessionIT {
             .set("items", Json.MAPPER.createArrayNode()))
         .respond("ReceiveIncomingMessage", (op, p) -> Json.MAPPER.createObjectNode().put("messageKey", "k"))
         .respond("PublishUserCard", (op, p) -> Json.MAPPER.createObjectNode().put("changed", false));
-    TestDatabase db = keep(TestDatabase.create(vertx));
-    TestServer s1 = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{" + FAST_SYNC
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
+    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{" + FAST_SYNC
         + ",\"peers\":[{\"serverLogin\":\"sib\",\"url\":\"" + sibling.url() + "\"}]}"));
     TestUser alice = TestUser.create("alice").publish(vertx, List.of(Map.entry("s1", s1.url()),
         Map.entry("sib", sibling.url())), 1, s1.url());
@@ -208,10 +207,10 @@ class ServerSessionIT {
   @Test
   @DisplayName("a configured legacy peer may use the sync ops without a session; any other anonymous puller is 401")
   void legacyPeer(Vertx vertx) {
-    TestDatabase db = keep(TestDatabase.create(vertx));
-    TestServer s1 = keep(TestServer.start("s1", db.config(), Clock.systemUTC(),
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
+    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(),
         "{\"peers\":[{\"serverLogin\":\"old\",\"url\":\"ws://127.0.0.1:1/ws\",\"legacy\":true}]}"));
-    ShineClient anonymous = keep(ShineClient.connect(vertx, s1.url()).await());
+    ShineClient anonymous = opened.keep(ShineClient.connect(vertx, s1.url()).await());
 
     assertThat(anonymous.request("DmSyncBatch", syncRequest("old")).await().has("items")).isTrue();
     assertThat(anonymous.request("UserSettingsSyncBatch", syncRequest("old")).await().has("items")).isTrue();
@@ -234,12 +233,6 @@ class ServerSessionIT {
     return Json.MAPPER.readTree(response.body());
   }
 
-  private Pool pool(TestDatabase db) {
-    Pool pool = db.pool();
-    resources.add(() -> pool.close().await());
-    return pool;
-  }
-
   private static void assertRefused(Runnable call, int status, String code) {
     assertThatThrownBy(call::run).isInstanceOfSatisfying(ShineClientException.class, e -> {
       assertThat(e.status()).as("status of [%s]", e.getMessage()).isEqualTo(status);
@@ -247,13 +240,4 @@ class ServerSessionIT {
     });
   }
 
-  private <T extends AutoCloseable> T keep(T resource) {
-    resources.add(resource);
-    return resource;
-  }
-
-  private ShineClient keep(ShineClient client) {
-    resources.add(() -> client.close().otherwiseEmpty().await());
-    return client;
-  }
 }

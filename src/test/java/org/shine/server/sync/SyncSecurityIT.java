@@ -27,6 +27,7 @@ import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.Eventually;
+import org.shine.server.support.Opened;
 import org.shine.server.support.StubPeer;
 import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
@@ -43,30 +44,28 @@ import org.shine.server.util.Json;
 class SyncSecurityIT {
   private static final String FAST = "{\"sync\":{\"periodMs\":200,\"pageSize\":200},"
       + "\"delivery\":{\"callTimeoutMs\":2000}}";
-  private final List<AutoCloseable> resources = new ArrayList<>();
+  private final Opened opened = new Opened();
 
   @AfterEach
-  void close() throws Exception {
-    for (int i = resources.size() - 1; i >= 0; i--) {
-      resources.get(i).close();
-    }
+  void close() {
+    opened.closeAll();
   }
 
   @Test
   @DisplayName("an anonymous connection gets 401 and no data from both sync ops, and its blind ACKs mark nothing")
   void anonymousPullerGetsNothing(Vertx vertx) {
-    TestDatabase db = keep(TestDatabase.create(vertx));
-    TestServer s1 = keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
+    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
     TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
     TestUser.create("bob").registerOn(vertx, s1);
-    ShineClient session = keep(alice.session(vertx, s1));
+    ShineClient session = opened.keep(alice.session(vertx, s1));
     for (int i = 0; i < 5; i++) {
       session.sendText("alice", alice.key(), "bob", "private " + i).await();
     }
     session.request("SetUserSetting", ShineClient.object().put("key", "theme").put("value", "dark")).await();
-    Pool sql = pool(db);
+    Pool sql = opened.pool(db);
     long unsynced = count(sql, "SELECT count(*) FROM sync_outbox WHERE NOT synced");
-    ShineClient outsider = keep(ShineClient.connect(vertx, s1.url()).await());
+    ShineClient outsider = opened.keep(ShineClient.connect(vertx, s1.url()).await());
 
     // WHEN it asks for s1's own outbox, with guessed ACKs
     for (String op : List.of("DmSyncBatch", "UserSettingsSyncBatch")) {
@@ -87,18 +86,18 @@ class SyncSecurityIT {
   @DisplayName("a server session gets and ACKs only items of owners routed to both servers, and may not pull as"
       + " another server")
   void serverSeesOnlySharedOwners(Vertx vertx) {
-    StubPeer s9 = keep(StubPeer.start(vertx)).named("s9");
-    TestDatabase db = keep(TestDatabase.create(vertx));
-    TestServer s1 = keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
+    StubPeer s9 = opened.keep(StubPeer.start(vertx)).named("s9");
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
+    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
     TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
     TestUser mallory = TestUser.create("mallory").publish(vertx, List.of(Map.entry("s1", s1.url()),
         Map.entry("s9", s9.url())), 1, s1.url());
     TestUser.create("bob").registerOn(vertx, s1);
-    keep(alice.session(vertx, s1)).sendText("alice", alice.key(), "bob", "alice's secret").await();
-    keep(mallory.session(vertx, s1)).sendText("mallory", mallory.key(), "bob", "mallory's own").await();
-    Pool sql = pool(db);
+    opened.keep(alice.session(vertx, s1)).sendText("alice", alice.key(), "bob", "alice's secret").await();
+    opened.keep(mallory.session(vertx, s1)).sendText("mallory", mallory.key(), "bob", "mallory's own").await();
+    Pool sql = opened.pool(db);
     List<Long> aliceItems = ids(sql, "SELECT sync_id FROM sync_outbox WHERE owner = 'alice'");
-    ShineClient asS9 = keep(s9.sessionOn(vertx, s1.url()));
+    ShineClient asS9 = opened.keep(s9.sessionOn(vertx, s1.url()));
 
     JsonNode page = asS9.request("DmSyncBatch", syncRequest("s9", aliceItems, 100)).await();
 
@@ -115,7 +114,7 @@ class SyncSecurityIT {
   void fakeSiblingSettings(Vertx vertx) {
     long now = System.currentTimeMillis();
     List<JsonNode> acks = new CopyOnWriteArrayList<>();
-    StubPeer fake = keep(StubPeer.start(vertx)).named("fake")
+    StubPeer fake = opened.keep(StubPeer.start(vertx)).named("fake")
         .respond("UserSettingsSyncBatch", (op, p) -> {
           acks.add(p.get("ackSyncIds"));
           ObjectNode answer = Json.MAPPER.createObjectNode().put("hasMore", false);
@@ -132,8 +131,8 @@ class SyncSecurityIT {
         })
         .respond("DmSyncBatch", (op, p) -> Json.MAPPER.createObjectNode().put("hasMore", false)
             .set("items", Json.MAPPER.createArrayNode()));
-    TestDatabase db = keep(TestDatabase.create(vertx));
-    TestServer s1 = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), FAST));
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
+    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(), FAST));
     TestUser bob = TestUser.create("bob").registerOn(vertx, s1);
     TestUser mallory = TestUser.create("mallory").publish(vertx, List.of(Map.entry("s1", s1.url()),
         Map.entry("fake", fake.url())), 1, s1.url());
@@ -148,10 +147,10 @@ class SyncSecurityIT {
     assertThat(settings(vertx, bob, s1)).isEmpty();
     assertThat(settings(vertx, mallory, s1)).isEqualTo(Map.of("theme", "\"mine\""));
     // and a stamp stored before this rule existed cannot make a later local write overflow
-    Pool sql = pool(db);
+    Pool sql = opened.pool(db);
     sql.preparedQuery("INSERT INTO user_setting (owner, key, value_json, updated_at_ms) VALUES ($1, $2, $3, $4)")
         .execute(Tuple.of("mallory", "lang", "\"old\"", Long.MAX_VALUE)).await();
-    ShineClient session = keep(mallory.session(vertx, s1));
+    ShineClient session = opened.keep(mallory.session(vertx, s1));
     JsonNode written = session.request("SetUserSetting", ShineClient.object().put("key", "lang").put("value", "en"))
         .await();
     assertThat(written.get("updatedAtMs").asLong()).isEqualTo(Long.MAX_VALUE);
@@ -161,15 +160,15 @@ class SyncSecurityIT {
   @Test
   @DisplayName("a sibling's backlog of the largest pairs drains in pages under the response cap")
   void largestPairsDrain(Vertx vertx) {
-    TestDatabase db1 = keep(TestDatabase.create(vertx));
-    TestDatabase db2 = keep(TestDatabase.create(vertx));
+    TestDatabase db1 = opened.keep(TestDatabase.create(vertx));
+    TestDatabase db2 = opened.keep(TestDatabase.create(vertx));
     int port2 = TestServer.freePort();
-    TestServer s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
+    TestServer s1 = opened.keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
     String s2Url = "ws://127.0.0.1:" + port2 + "/ws";
     TestUser alice = TestUser.create("alice").publish(vertx, List.of(Map.entry("s1", s1.url()),
         Map.entry("s2", s2Url)), 1, s1.url());
     TestUser.create("bob").registerOn(vertx, s1);
-    ShineClient session = keep(alice.session(vertx, s1));
+    ShineClient session = opened.keep(alice.session(vertx, s1));
     // GIVEN s2 is down while alice sends 40 pairs of the largest body (two copies of ~87 KiB in base64 each)
     String body = "x".repeat(65_000);
     for (int i = 0; i < 40; i++) {
@@ -177,8 +176,8 @@ class SyncSecurityIT {
     }
 
     // WHEN s2 comes up and pulls (one unbounded page would be about 7 MB, over what a peer accepts)
-    TestServer s2 = keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST, port2));
-    Pool sql2 = pool(db2);
+    TestServer s2 = opened.keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST, port2));
+    Pool sql2 = opened.pool(db2);
 
     // THEN it has every pair
     Eventually.until("s2 holds alice's 40 pairs", 60_000,
@@ -194,7 +193,7 @@ class SyncSecurityIT {
   }
 
   private Map<String, String> settings(Vertx vertx, TestUser user, TestServer server) {
-    ShineClient session = keep(user.session(vertx, server));
+    ShineClient session = opened.keep(user.session(vertx, server));
     JsonNode settings = session.request("GetUserSettings", ShineClient.object()).await().get("settings");
     Map<String, String> values = new java.util.TreeMap<>();
     settings.fields().forEachRemaining(e -> values.put(e.getKey(), e.getValue().toString()));
@@ -213,12 +212,6 @@ class SyncSecurityIT {
     return ids;
   }
 
-  private Pool pool(TestDatabase db) {
-    Pool pool = db.pool();
-    resources.add(() -> pool.close().await());
-    return pool;
-  }
-
   private static void assertRefused(Runnable call, int status, String code) {
     assertThatThrownBy(call::run).isInstanceOfSatisfying(ShineClientException.class, e -> {
       assertThat(e.status()).as("status of [%s]", e.getMessage()).isEqualTo(status);
@@ -226,13 +219,4 @@ class SyncSecurityIT {
     });
   }
 
-  private <T extends AutoCloseable> T keep(T resource) {
-    resources.add(resource);
-    return resource;
-  }
-
-  private ShineClient keep(ShineClient client) {
-    resources.add(() -> client.close().otherwiseEmpty().await());
-    return client;
-  }
 }
