@@ -8,7 +8,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.EventBus;
 import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
@@ -52,6 +51,7 @@ import org.shine.server.settings.UserSettings;
 import org.shine.server.sync.DmSyncPage;
 import org.shine.server.sync.SettingsSyncPage;
 import org.shine.server.sync.SyncBatchRequest;
+import org.shine.server.util.Challenges;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +70,6 @@ final class OpDispatcher {
   private static final int MAX_SYNC_PAGE = 1_000;
   private static final int MAX_SETTING_KEY = 128;
   private static final int MAX_SETTING_VALUE = 16 * 1024;
-  private static final SecureRandom RANDOM = new SecureRandom();
 
   private final AppConfig config;
   private final EventBus bus;
@@ -139,10 +138,8 @@ final class OpDispatcher {
   private Future<JsonNode> authChallenge(Session session, JsonNode payload) {
     String login = Fields.of(payload, "payload", Set.of("login")).login("login");
     requireNotServerSession(session);
-    byte[] challenge = new byte[32];
-    RANDOM.nextBytes(challenge);
     session.challengeLogin = login;
-    session.challengeB64 = Base64.getEncoder().encodeToString(challenge);
+    session.challengeB64 = Challenges.newChallengeB64();
     return Future.succeededFuture(frames.object().put("challengeB64", session.challengeB64)
         .put("serverLogin", config.serverLogin()));
   }
@@ -189,10 +186,8 @@ final class OpDispatcher {
   private Future<JsonNode> serverAuthChallenge(Session session, JsonNode payload) {
     String caller = Fields.of(payload, "payload", Set.of("serverLogin")).login("serverLogin");
     requireAnonymous(session);
-    byte[] challenge = new byte[32];
-    RANDOM.nextBytes(challenge);
     session.serverChallengeFor = caller;
-    session.serverChallengeB64 = Base64.getEncoder().encodeToString(challenge);
+    session.serverChallengeB64 = Challenges.newChallengeB64();
     return Future.succeededFuture(frames.object().put("challengeB64", session.serverChallengeB64)
         .put("serverLogin", config.serverLogin()));
   }

@@ -13,7 +13,6 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.sqlclient.Pool;
 import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.Base64;
 import java.util.Objects;
@@ -30,6 +29,7 @@ import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
+import org.shine.server.util.Challenges;
 import org.shine.server.util.Json;
 import org.shine.server.util.PerKeyLimit;
 
@@ -42,7 +42,6 @@ import org.shine.server.util.PerKeyLimit;
 public final class HubRoutes {
   private static final int MAX_BODY_BYTES = 16 * 1024;
   private static final long CHALLENGE_TTL_MS = 120_000;
-  private static final SecureRandom RANDOM = new SecureRandom();
   private final Vertx vertx;
   private final AppConfig config;
   private final HubRepository hub;
@@ -83,9 +82,7 @@ public final class HubRoutes {
     }
     String checked = Fields.of(query, "query", Set.of("login")).login("login");
     return servedUser(checked).compose(user -> {
-      byte[] challenge = new byte[32];
-      RANDOM.nextBytes(challenge);
-      String challengeB64 = Base64.getEncoder().encodeToString(challenge);
+      String challengeB64 = Challenges.newChallengeB64();
       return hub.saveChallenge(challengeB64, checked, clock.millis() + CHALLENGE_TTL_MS,
           config.hub().challengesPerLogin())
           .map(v -> Json.MAPPER.createObjectNode().put("challengeB64", challengeB64)
