@@ -387,15 +387,11 @@ public final class GatewayVerticle extends VerticleBase {
 
   /** An event: dropped while the session is congested (history and the hub still have it). */
   private void push(Session session, String frame) {
-    if (session.socket.isClosed()) {
-      return;
-    }
     if (session.congestedSinceNanos != 0) {
       session.droppedEvents++;
       return;
     }
-    session.socket.writeTextMessage(frame);
-    watchCongestion(session);
+    write(session, frame);
   }
 
   private void watchCongestion(Session session) {

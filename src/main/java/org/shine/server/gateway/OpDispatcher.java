@@ -433,7 +433,7 @@ final class OpDispatcher {
       requireOwnServer(session, claimed);
       return claimed;
     }
-    return legacyPeer(claimed) ? claimed : null;
+    return session.anonymous() && legacyPeer(claimed) ? claimed : null;
   }
 
   /** The sync ops serve only a server session (or a configured legacy peer); the puller is that server. */

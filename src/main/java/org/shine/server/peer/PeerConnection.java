@@ -242,6 +242,12 @@ final class PeerConnection {
     socket = ws;
     login = null;
     backoffMs = BACKOFF_START_MS;
+    logInOn(ws);
+    onConnected.accept(url);
+  }
+
+  /** Logs in on {@code ws} and acts on the outcome; a refusal is retried with the login backoff. */
+  private void logInOn(WebSocket ws) {
     loggingIn = logIn(ws).onComplete(ar -> {
       if (socket != ws) {
         return;
@@ -260,7 +266,6 @@ final class PeerConnection {
         scheduleLoginRetry(ws);
       }
     }).otherwise(Login.REFUSED);
-    onConnected.accept(url);
   }
 
   private void authenticatedNow() {
@@ -277,20 +282,9 @@ final class PeerConnection {
     loginBackoffMs = Math.min(BACKOFF_MAX_MS, loginBackoffMs * 2);
     loginTimer = vertx.setTimer(delay, id -> {
       loginTimer = -1;
-      if (closed || socket != ws) {
-        return;
+      if (!closed && socket == ws) {
+        logInOn(ws);
       }
-      loggingIn = logIn(ws).onComplete(ar -> {
-        if (socket != ws) {
-          return;
-        }
-        login = ar.succeeded() ? ar.result() : Login.REFUSED;
-        if (login == Login.AUTHENTICATED) {
-          authenticatedNow();
-        } else if (login == Login.REFUSED) {
-          scheduleLoginRetry(ws);
-        }
-      }).otherwise(Login.REFUSED);
     });
   }
 
