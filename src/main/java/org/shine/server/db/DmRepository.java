@@ -72,7 +72,13 @@ public final class DmRepository {
           + " SELECT owner, base_key FROM written";
 
   private static final String HISTORY =
-      "SELECT m.base_key, m.direction, m.revision, m.blob, m.read_at_ms, m.deleted, d.state"
+      "SELECT m.base_key, m.direction, m.revision, m.blob, d.state,"
+          // the columns are the fast path; a signal committed while the copy's insert was still in flight (each
+          // statement missed the other's uncommitted row) is found here, so no interleaving loses a read or delete
+          + " m.read_at_ms IS NOT NULL OR EXISTS (SELECT 1 FROM dm_signal s WHERE s.owner = m.owner AND s.kind = 3"
+          + " AND s.ref = m.base_key) AS read,"
+          + " m.deleted OR EXISTS (SELECT 1 FROM dm_signal s WHERE s.owner = m.owner AND s.kind = 4"
+          + " AND s.ref = m.base_key || '|' || m.direction) AS deleted"
           + " FROM dm_message m"
           + " LEFT JOIN dm_delivery d ON m.direction = 2 AND d.base_key = m.base_key AND d.revision = m.revision"
           + " WHERE m.owner = $1 AND m.peer = $2 AND m.created_at_ms < $3"
@@ -168,7 +174,7 @@ public final class DmRepository {
             DmKeys.messageKey(baseKey, outgoing ? DmKind.OUTGOING : DmKind.INCOMING),
             baseKey, outgoing, row.getBuffer("blob").getBytes(), row.getLong("revision"),
             outgoing && state != null ? DeliveryState.fromWire(state) : null,
-            row.getLong("read_at_ms") != null, row.getBoolean("deleted")));
+            row.getBoolean("read"), row.getBoolean("deleted")));
       }
       return entries;
     });
