@@ -14,6 +14,8 @@ import java.util.function.Supplier;
 import org.shine.server.bus.Codecs;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
+import org.shine.server.delivery.AttemptSlots;
+import org.shine.server.delivery.DeliveryEngineVerticle;
 import org.shine.server.delivery.DeliveryVerticle;
 import org.shine.server.directory.DirectoryVerticle;
 import org.shine.server.dm.SignatureVerifier;
@@ -61,6 +63,7 @@ public final class ShineServer {
         config.limits().maxConnectionsPerIp());
     SendRateLimiter sendRates = new SendRateLimiter(config.limits().sendsPerUserPerS(),
         config.limits().maxConnections(), System::nanoTime);
+    AttemptSlots slots = new AttemptSlots(config.delivery().maxInFlight() + config.delivery().queueCapacity());
     AppConfig.Instances n = config.instances();
     return Database.prepare(vertx, config.db())
         .compose(v -> loadIdentity())
@@ -69,12 +72,14 @@ public final class ShineServer {
         .onSuccess(id -> peerDeployment = id)
         .compose(v -> Future.all(
             deploy(() -> new DirectoryVerticle(config, clock, verifier), n.directory()),
-            deploy(() -> new DeliveryVerticle(config, clock, verifier), n.delivery()),
+            // one engine per node: every delivery instance and the retry timer hand their attempts to it
+            deploy(() -> new DeliveryEngineVerticle(config, clock, verifier, slots), 1),
+            deploy(() -> new DeliveryVerticle(config, clock, verifier, slots), n.delivery()),
             deploy(() -> new SettingsVerticle(config, clock), 1),
             deploy(() -> new SyncVerticle(config, clock), n.sync()),
             deploy(() -> new HubVerticle(config, clock), n.hub())))
         .onSuccess(ids -> ids.<String>list().forEach(serviceDeployments::add))
-        .compose(v -> deploy(() -> new RetryVerticle(config, clock, verifier), n.retry()))
+        .compose(v -> deploy(() -> new RetryVerticle(config, clock, slots), n.retry()))
         .onSuccess(id -> retryDeployment = id)
         .compose(v -> deploy(() -> new GatewayVerticle(config, clock, identity, verifier, polls, connections,
             sendRates), n.gateway()))

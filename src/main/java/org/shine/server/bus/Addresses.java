@@ -24,6 +24,13 @@ public final class Addresses {
   public static final String DM_READ_RECEIPT = "dm.read-receipt";
   /** DeleteMessage from a session ({@code SignalCommand} → {@code SignalResult}). */
   public static final String DM_DELETE = "dm.delete";
+  /**
+   * The node's one delivery engine: run one attempt ({@code AttemptRequest} → the {@code DeliveryState} recorded);
+   * the sender holds a place of the node's attempt slots, which the engine gives back.
+   */
+  public static final String DELIVERY_ATTEMPT = "delivery.attempt";
+  /** The node's delivery engine: forward a pair to its sender's sibling ({@code ForwardRequest}, local send). */
+  public static final String DELIVERY_FORWARD = "delivery.forward";
   /** Stores one DM item pulled from a sibling ({@code SyncedItem} → Boolean). */
   public static final String DM_APPLY_SYNCED = "dm.apply-synced";
   /** Sync, source side: one DmSyncBatch page ({@code SyncBatchRequest} → {@code DmSyncPage}). */
@@ -45,6 +52,11 @@ public final class Addresses {
    * this server's login, or it is a v1 peer without server sessions.
    */
   public static final String PEER_CONNECTED = "peer.connected";
+  /**
+   * Published on this node only, with a peer URL, when a connection to it opens after the peer was down
+   * (PROTOCOL §7.6): the accepted rows routed to it get an extra attempt.
+   */
+  public static final String PEER_UP = "peer.up";
   /** Hub: queue an event for a user who polls ({@code HubEvent}, local send). */
   public static final String HUB_ENQUEUE = "hub.enqueue";
   /** Hub: published (cluster-wide) with a login when it starts polling, so every node queues its events. */

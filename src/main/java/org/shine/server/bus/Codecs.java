@@ -3,7 +3,10 @@ package org.shine.server.bus;
 import io.vertx.core.Vertx;
 import java.util.List;
 import org.shine.server.db.DirectoryRepository;
+import org.shine.server.delivery.AttemptRequest;
+import org.shine.server.delivery.DeliveryState;
 import org.shine.server.delivery.DeliveryStatus;
+import org.shine.server.delivery.ForwardRequest;
 import org.shine.server.delivery.HistoryPage;
 import org.shine.server.delivery.ReceiveIncomingCommand;
 import org.shine.server.delivery.ReceiveOutgoingCommand;
@@ -32,6 +35,9 @@ public final class Codecs {
       DirectoryService.PublishResult.class,
       DirectoryRepository.StoredUser.class,
       SendPairCommand.class,
+      AttemptRequest.class,
+      ForwardRequest.class,
+      DeliveryState.class,
       SendPairResult.class,
       HistoryQuery.class,
       HistoryPage.class,

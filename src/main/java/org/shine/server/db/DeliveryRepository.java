@@ -7,9 +7,11 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import org.shine.server.delivery.DeliveryState;
 
 /** SQL of {@code dm_delivery}: claiming due rows under a lease, finishing attempts, status reads. */
@@ -28,14 +30,44 @@ public final class DeliveryRepository {
           + " UPDATE dm_delivery d SET lease_until_ms = $1 + $2, row_version = d.row_version + 1, updated_at_ms = $1"
           + " FROM due WHERE d.base_key = due.base_key AND d.revision = due.revision"
           + " RETURNING d.base_key, d.revision, d.owner, d.accepted_at_ms, d.attempts, d.row_version,"
+          + " d.next_attempt_at_ms,"
           + " COALESCE((SELECT m.pair_blob FROM dm_message m WHERE m.owner = d.owner AND m.base_key = d.base_key"
           + " AND m.revision = d.revision), (SELECT s.blob FROM dm_signal s WHERE s.owner = d.owner"
           + " AND s.signal_key = d.base_key || '|3')) AS pair_blob";
 
-  private static final String FINISH =
-      "UPDATE dm_delivery SET state = $4, attempts = $5, next_attempt_at_ms = $6, lease_until_ms = NULL,"
-          + " row_version = row_version + 1, updated_at_ms = $7"
-          + " WHERE base_key = $1 AND revision = $2 AND row_version = $3 AND state = 'accepted'";
+  /*
+   * The results of concurrent attempts in one statement (one commit): each row only if it is still the one its
+   * attempt claimed (same row version, still accepted). Keys are distinct within a batch.
+   */
+  private static final String FINISH_ALL =
+      "UPDATE dm_delivery d SET state = f.state, attempts = f.attempts, next_attempt_at_ms = f.next_attempt_at_ms,"
+          + " lease_until_ms = NULL, row_version = d.row_version + 1, updated_at_ms = $7"
+          + " FROM unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::int4[], $6::int8[])"
+          + " AS f(base_key, revision, row_version, state, attempts, next_attempt_at_ms)"
+          + " WHERE d.base_key = f.base_key AND d.revision = f.revision AND d.row_version = f.row_version"
+          + " AND d.state = 'accepted'"
+          + " RETURNING d.base_key, d.revision";
+
+  /*
+   * PROTOCOL §7.6: the accepted rows whose recipient has a current route to a server that just came back, claimed
+   * like due rows (lease, row version) whether due or not; only rows not touched since it came back, so a row whose
+   * extra attempt already failed is not taken again in the same round. The recipient is the second field of the
+   * baseKey (a receipt's row: the original sender).
+   */
+  static final String CLAIM_ROUTED_TO =
+      "WITH routed AS ("
+          + " SELECT d.base_key, d.revision FROM dm_delivery d"
+          + " JOIN user_access_servers_current r ON r.login = split_part(d.base_key, '|', 2) AND r.url = $4"
+          + " WHERE d.state = 'accepted' AND d.updated_at_ms < $5"
+          + " AND (d.lease_until_ms IS NULL OR d.lease_until_ms < $1)"
+          + " ORDER BY d.next_attempt_at_ms LIMIT $3 FOR UPDATE OF d SKIP LOCKED)"
+          + " UPDATE dm_delivery d SET lease_until_ms = $1 + $2, row_version = d.row_version + 1, updated_at_ms = $1"
+          + " FROM routed WHERE d.base_key = routed.base_key AND d.revision = routed.revision"
+          + " RETURNING d.base_key, d.revision, d.owner, d.accepted_at_ms, d.attempts, d.row_version,"
+          + " d.next_attempt_at_ms,"
+          + " COALESCE((SELECT m.pair_blob FROM dm_message m WHERE m.owner = d.owner AND m.base_key = d.base_key"
+          + " AND m.revision = d.revision), (SELECT s.blob FROM dm_signal s WHERE s.owner = d.owner"
+          + " AND s.signal_key = d.base_key || '|3')) AS pair_blob";
 
   private static final String STATUS =
       "SELECT d.state FROM dm_message m"
@@ -54,27 +86,59 @@ public final class DeliveryRepository {
 
   /** Claims up to {@code limit} due rows for {@code leaseMs}. */
   public Future<List<ClaimedDelivery>> claimDue(long nowMs, long leaseMs, int limit) {
-    return pool.preparedQuery(CLAIM_DUE).execute(Tuple.of(nowMs, leaseMs, limit)).map(rows -> {
-      List<ClaimedDelivery> claimed = new ArrayList<>(rows.size());
-      for (Row row : rows) {
-        Buffer pair = row.getBuffer("pair_blob");
-        claimed.add(new ClaimedDelivery(row.getString("base_key"), row.getLong("revision"), row.getString("owner"),
-            row.getLong("accepted_at_ms"), row.getInteger("attempts"), row.getLong("row_version"),
-            pair == null ? null : pair.getBytes()));
-      }
-      return claimed;
-    });
+    return pool.preparedQuery(CLAIM_DUE).execute(Tuple.of(nowMs, leaseMs, limit))
+        .map(DeliveryRepository::claimed);
   }
 
   /**
-   * Records an attempt's result if the row is still the one claimed (same row version, still accepted);
-   * answers whether it was recorded. {@code nextAttemptAtMs} is null for a terminal state.
+   * Claims up to {@code limit} accepted rows, due or not, whose recipient has a current route to {@code url} and
+   * that were not updated since {@code sinceMs} (PROTOCOL §7.6, the extra attempt when a server comes back).
    */
-  public Future<Boolean> finish(String baseKey, long revision, long claimedVersion, DeliveryState state,
-      int attempts, Long nextAttemptAtMs, long nowMs) {
-    Tuple params = Tuple.tuple(java.util.Arrays.asList(baseKey, revision, claimedVersion, state.wire(), attempts,
-        nextAttemptAtMs, nowMs));
-    return pool.preparedQuery(FINISH).execute(params).map(rows -> rows.rowCount() == 1);
+  public Future<List<ClaimedDelivery>> claimRoutedTo(String url, long sinceMs, long nowMs, long leaseMs, int limit) {
+    return pool.preparedQuery(CLAIM_ROUTED_TO).execute(Tuple.of(nowMs, leaseMs, limit, url, sinceMs))
+        .map(DeliveryRepository::claimed);
+  }
+
+  private static List<ClaimedDelivery> claimed(RowSet<Row> rows) {
+    List<ClaimedDelivery> claimed = new ArrayList<>(rows.size());
+    for (Row row : rows) {
+      Buffer pair = row.getBuffer("pair_blob");
+      claimed.add(new ClaimedDelivery(row.getString("base_key"), row.getLong("revision"), row.getString("owner"),
+          row.getLong("accepted_at_ms"), row.getInteger("attempts"), row.getLong("row_version"),
+          row.getLong("next_attempt_at_ms"), pair == null ? null : pair.getBytes()));
+    }
+    return claimed;
+  }
+
+  /**
+   * Records the results of several attempts in one statement; each only if its row is still the one claimed (same
+   * row version, still accepted). Answers the results that were recorded. Keys must be distinct.
+   */
+  public Future<Set<RowKey>> finishAll(List<AttemptResult> results, long nowMs) {
+    int n = results.size();
+    String[] baseKeys = new String[n];
+    Long[] revisions = new Long[n];
+    Long[] versions = new Long[n];
+    String[] states = new String[n];
+    Integer[] attempts = new Integer[n];
+    Long[] next = new Long[n];
+    for (int i = 0; i < n; i++) {
+      AttemptResult result = results.get(i);
+      baseKeys[i] = result.key().baseKey();
+      revisions[i] = result.key().revision();
+      versions[i] = result.claimedVersion();
+      states[i] = result.state().wire();
+      attempts[i] = result.attempts();
+      next[i] = result.nextAttemptAtMs();
+    }
+    Tuple params = Tuple.tuple(List.of(baseKeys, revisions, versions, states, attempts, next, nowMs));
+    return pool.preparedQuery(FINISH_ALL).execute(params).map(rows -> {
+      Set<RowKey> recorded = new HashSet<>();
+      for (Row row : rows) {
+        recorded.add(new RowKey(row.getString("base_key"), row.getLong("revision")));
+      }
+      return recorded;
+    });
   }
 
   /** The state of the stored revision of {@code owner}'s outgoing copy, or empty when there is no such copy. */
@@ -105,6 +169,18 @@ public final class DeliveryRepository {
 
   /** A row claimed for one attempt; {@code pairBlob} is null when the revision was replaced meanwhile. */
   public record ClaimedDelivery(String baseKey, long revision, String owner, long acceptedAtMs, int attemptsDone,
-      long rowVersion, byte[] pairBlob) {
+      long rowVersion, Long nextAttemptAtMs, byte[] pairBlob) {
+  }
+
+  /** One delivery row: a message revision, or a read receipt at revision 0. */
+  public record RowKey(String baseKey, long revision) {
+  }
+
+  /**
+   * The outcome of one attempt for the row claimed at {@code claimedVersion}: the new state, the attempts counted
+   * and the next attempt time ({@code null} for a terminal state).
+   */
+  public record AttemptResult(RowKey key, long claimedVersion, DeliveryState state, int attempts,
+      Long nextAttemptAtMs) {
   }
 }

@@ -30,6 +30,15 @@ public final class SyncRepository {
           + " user_access_servers_current m WHERE m.login = o.login AND m.server_login = $3)";
   private static final String SHARED_ROUTE =
       " AND EXISTS (SELECT 1 FROM user_access_servers_current m WHERE m.login = r.login AND m.server_login = $3)";
+  /*
+   * A pair the owner's sibling has acknowledged by ReceiveOutcomingMessage (the forward of seed §4 step 7) needs no
+   * sync: its outbox item (type 1) is marked synced, for a batch of forwards at once.
+   */
+  private static final String MARK_FORWARDED =
+      "UPDATE sync_outbox o SET synced = true"
+          + " FROM unnest($1::text[], $2::text[], $3::int8[]) AS f(owner, base_key, revision)"
+          + " WHERE o.owner = f.owner AND o.item_type = " + PAIR + " AND o.item_key = f.base_key AND o.revision = f.revision"
+          + " AND NOT o.synced";
   private static final String ACK =
       "UPDATE sync_outbox SET synced = true WHERE sync_id = ANY($2::int8[]) AND NOT synced"
           + " AND owner IN (" + SHARED_OWNERS + ")";
@@ -102,6 +111,24 @@ public final class SyncRepository {
     }
     return pool.preparedQuery(ACK).execute(Tuple.tuple(List.of(puller, syncIds.toArray(new Long[0]), self)))
         .map(rows -> rows.rowCount());
+  }
+
+  /** Marks the outbox items of pairs the owner's sibling has stored by forward; answers how many changed. */
+  public Future<Integer> markForwarded(List<ForwardedPair> pairs) {
+    String[] owners = new String[pairs.size()];
+    String[] baseKeys = new String[pairs.size()];
+    Long[] revisions = new Long[pairs.size()];
+    for (int i = 0; i < pairs.size(); i++) {
+      owners[i] = pairs.get(i).owner();
+      baseKeys[i] = pairs.get(i).baseKey();
+      revisions[i] = pairs.get(i).revision();
+    }
+    return pool.preparedQuery(MARK_FORWARDED).execute(Tuple.tuple(List.of(owners, baseKeys, revisions)))
+        .map(rows -> rows.rowCount());
+  }
+
+  /** One pair revision of {@code owner} that its sibling has stored. */
+  public record ForwardedPair(String owner, String baseKey, long revision) {
   }
 
   /** The oldest unsynced DM items (pairs and incoming copies) of owners shared with {@code puller}. */

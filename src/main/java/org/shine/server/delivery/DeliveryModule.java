@@ -15,42 +15,44 @@ import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Frames;
 import org.shine.server.util.Json;
 
-/** The delivery machinery one verticle instance owns (all confined to its event loop). */
-public final class DeliveryModule {
-  private static final long DIRECTORY_CACHE_TTL_MS = 30_000;
+/**
+ * The request path one delivery instance owns (parse, check, verify, store; all confined to its event loop); its
+ * attempts go to the node's one {@link DeliveryEngine} through {@link EngineClient}.
+ */
+final class DeliveryModule {
+  static final long DIRECTORY_TTL_MS = 30_000;
+  /** Beyond the attempt itself: time for an attempt to wait in the engine's queue before the answer says accepted. */
+  private static final long ENGINE_ANSWER_SLACK_MS = 10_000;
   final DirectoryCache directory;
   final DmRepository messages;
   final DeliveryRepository deliveries;
   final CopyStore copies;
-  final DeliveryAttempts attempts;
+  final EngineClient engine;
   final PeerCalls peers;
   final Frames frames;
   final PairIntake intake;
   final SignalStore signals;
   final ClockSkew skew;
+  final DeliverySchedule schedule;
 
-  public DeliveryModule(Vertx vertx, AppConfig config, Pool pool, Clock clock, SignatureVerifier verifier) {
+  DeliveryModule(Vertx vertx, AppConfig config, Pool pool, Clock clock, SignatureVerifier verifier,
+      AttemptSlots slots) {
     this.frames = new Frames(Json.MAPPER);
     this.skew = new ClockSkew(clock, config.delivery().maxClockSkewMs());
-    this.directory = new DirectoryCache(vertx, new DirectoryRepository(pool), DIRECTORY_CACHE_TTL_MS);
+    this.schedule = DeliverySchedule.of(config.delivery());
+    this.directory = new DirectoryCache(vertx, new DirectoryRepository(pool), DIRECTORY_TTL_MS);
     this.messages = new DmRepository(pool);
     this.deliveries = new DeliveryRepository(pool);
     this.copies = new CopyStore(messages, clock, verifier, config.delivery().queueCapacity());
     this.peers = new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs());
     this.signals = new SignalStore(vertx, new SignalRepository(pool), frames, clock, verifier);
-    this.attempts = new DeliveryAttempts(vertx, config, directory, deliveries, copies, signals, peers, frames, clock);
-    this.intake = new PairIntake(config, directory, copies, attempts, clock);
+    // an attempt may ask the sibling, then call the routes, then record: three call timeouts at most
+    this.engine = new EngineClient(vertx.eventBus(), slots,
+        3 * config.delivery().callTimeoutMs() + ENGINE_ANSWER_SLACK_MS);
+    this.intake = new PairIntake(config, directory, copies, engine, clock);
   }
 
-  public Future<Void> start() {
+  Future<Void> start() {
     return directory.start();
-  }
-
-  public DeliveryAttempts attempts() {
-    return attempts;
-  }
-
-  public DeliveryRepository deliveries() {
-    return deliveries;
   }
 }

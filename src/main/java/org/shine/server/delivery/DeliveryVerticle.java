@@ -12,18 +12,20 @@ import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
 
 /**
- * Wires the message store and the first delivery attempt: {@code dm.send-pair}, {@code dm.history},
+ * Wires the request path of delivery (the node's attempts run in {@link DeliveryEngineVerticle}): {@code dm.send-pair}, {@code dm.history},
  * {@code dm.receive-incoming}, {@code dm.receive-outgoing}, {@code dm.status}, {@code dm.apply-synced}.
  */
 public final class DeliveryVerticle extends VerticleBase {
   private final AppConfig config;
   private final Clock clock;
   private final SignatureVerifier verifier;
+  private final AttemptSlots slots;
 
-  public DeliveryVerticle(AppConfig config, Clock clock, SignatureVerifier verifier) {
+  public DeliveryVerticle(AppConfig config, Clock clock, SignatureVerifier verifier, AttemptSlots slots) {
     this.config = config;
     this.clock = clock;
     this.verifier = verifier;
+    this.slots = slots;
   }
 
   /** One more entry than asked for tells whether older ones exist; the page also ends at the byte cap. */
@@ -36,12 +38,11 @@ public final class DeliveryVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock,
-        verifier);
-    SendPairService send = new SendPairService(vertx, config, module.intake, module.attempts, module.peers,
-        module.frames, module.skew);
-    SignalService signals = new SignalService(config, module.intake, module.signals, module.attempts,
+        verifier, slots);
+    SendPairService send = new SendPairService(vertx, module.intake, module.engine, module.frames, module.skew);
+    SignalService signals = new SignalService(config, module.intake, module.signals, module.engine,
         module.deliveries, clock, module.skew);
-    ReceiveService receive = new ReceiveService(vertx, config, module.intake, module.copies, module.attempts,
+    ReceiveService receive = new ReceiveService(vertx, config, module.intake, module.copies, module.engine,
         module.deliveries, module.peers, module.frames, clock, signals, module.skew);
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(

@@ -22,10 +22,10 @@ final class PairIntake {
   private final AppConfig config;
   private final DirectoryCache directory;
   private final CopyStore copies;
-  private final DeliveryAttempts attempts;
+  private final EngineClient attempts;
   private final Clock clock;
 
-  PairIntake(AppConfig config, DirectoryCache directory, CopyStore copies, DeliveryAttempts attempts, Clock clock) {
+  PairIntake(AppConfig config, DirectoryCache directory, CopyStore copies, EngineClient attempts, Clock clock) {
     this.config = Objects.requireNonNull(config);
     this.directory = Objects.requireNonNull(directory);
     this.copies = Objects.requireNonNull(copies);
@@ -85,8 +85,8 @@ final class PairIntake {
           }
           DeliveryState state = outcome.written() ? plan.state()
               : outcome.storedState() == null ? DeliveryState.ACCEPTED : outcome.storedState();
-          DeliveryTask task = firstAttempt ? new DeliveryTask(pair.baseKey(), pair.revision(), pair.from(), pair.to(),
-              pair.incoming().bytes(), plan.acceptedAtMs(), 1, 0) : null;
+          DeliveryTask task = firstAttempt ? DeliveryTask.scheduled(pair.baseKey(), pair.revision(), pair.from(),
+              pair.to(), pair.incoming().bytes(), plan.acceptedAtMs(), 1, 0) : null;
           return new Intake(outcome.written(), outcome.wrote(recipientCopy), state, task);
         })
         .onFailure(failure -> {

@@ -19,7 +19,6 @@ import org.shine.server.protocol.ErrorCode;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.Ops;
-import org.shine.server.retry.DeliverySchedule;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 
@@ -36,7 +35,8 @@ public final class ReceiveService {
   private final AppConfig config;
   private final PairIntake intake;
   private final CopyStore copies;
-  private final DeliveryAttempts attempts;
+  private final EngineClient attempts;
+  private final DeliverySchedule schedule;
   private final DeliveryRepository deliveries;
   private final PeerCalls peers;
   private final Frames frames;
@@ -44,7 +44,7 @@ public final class ReceiveService {
   private final SignalService signals;
   private final ClockSkew skew;
 
-  ReceiveService(Vertx vertx, AppConfig config, PairIntake intake, CopyStore copies, DeliveryAttempts attempts,
+  ReceiveService(Vertx vertx, AppConfig config, PairIntake intake, CopyStore copies, EngineClient attempts,
       DeliveryRepository deliveries, PeerCalls peers, Frames frames, Clock clock, SignalService signals,
       ClockSkew skew) {
     this.skew = Objects.requireNonNull(skew);
@@ -53,6 +53,7 @@ public final class ReceiveService {
     this.intake = Objects.requireNonNull(intake);
     this.copies = Objects.requireNonNull(copies);
     this.attempts = Objects.requireNonNull(attempts);
+    this.schedule = DeliverySchedule.of(config.delivery());
     this.deliveries = Objects.requireNonNull(deliveries);
     this.peers = Objects.requireNonNull(peers);
     this.frames = Objects.requireNonNull(frames);
@@ -126,7 +127,7 @@ public final class ReceiveService {
         Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());
       }
       if (stored.firstAttempt() != null) {
-        attempts.submitReserved(stored.firstAttempt(), true);
+        attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), true, null));
       }
       return new SendPairResult(pair.baseKey(), DmKeys.incomingKey(pair.baseKey()),
           DmKeys.outgoingKey(pair.baseKey()), stored.state());
@@ -193,7 +194,6 @@ public final class ReceiveService {
 
   private Future<DeliveryPlan> planByAge(SignedPair pair, StoredUser recipient, String sourceUrl) {
     long acceptedAt = pair.outgoing().createdAtMs();
-    DeliverySchedule schedule = attempts.schedule();
     if (recipient.servedBy(config.serverLogin())) {
       return Future.succeededFuture(new DeliveryPlan(DeliveryState.DELIVERED, acceptedAt, 1, null, 0));
     }

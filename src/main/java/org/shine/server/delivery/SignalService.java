@@ -24,12 +24,12 @@ public final class SignalService {
   private final AppConfig config;
   private final PairIntake users;
   private final SignalStore signals;
-  private final DeliveryAttempts attempts;
+  private final EngineClient attempts;
   private final DeliveryRepository deliveries;
   private final Clock clock;
   private final ClockSkew skew;
 
-  SignalService(AppConfig config, PairIntake users, SignalStore signals, DeliveryAttempts attempts,
+  SignalService(AppConfig config, PairIntake users, SignalStore signals, EngineClient attempts,
       DeliveryRepository deliveries, Clock clock, ClockSkew skew) {
     this.skew = Objects.requireNonNull(skew);
     this.config = Objects.requireNonNull(config);
@@ -62,8 +62,8 @@ public final class SignalService {
           })
           .compose(isNew -> {
             if (isNew && reserved) {
-              return attempts.submitReserved(new DeliveryTask(receipt.baseKey(), 0, receipt.from(), receipt.to(),
-                  receipt.bytes(), now, 1, 0), false);
+              return attempts.submitReserved(new AttemptRequest(DeliveryTask.scheduled(receipt.baseKey(), 0,
+                  receipt.from(), receipt.to(), receipt.bytes(), now, 1, 0), false, null));
             }
             if (reserved) {
               attempts.release();

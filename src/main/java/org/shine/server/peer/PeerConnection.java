@@ -31,14 +31,19 @@ import org.slf4j.LoggerFactory;
  * connection logs in at once as this server (ServerAuthChallenge, ServerAuthLogin; PROTOCOL §6a); calls of the
  * open server ops do not wait for it, calls that need a server session (the sync ops) do. A refused login leaves
  * the connection usable for the open ops, is retried with the reconnect backoff, and fails calls that need a
- * server session at once; a v1 peer that does not know the login op is used as before. A call while disconnected connects at once (one connect at a time, shared by every waiting call); a
- * lost connection fails its in-flight calls immediately. A persistent connection (configured peers) also
- * reconnects by itself with capped exponential backoff and jitter. Confined to one event loop.
+ * server session at once; a v1 peer that does not know the login op is used as before. A call while disconnected
+ * connects at once (one connect at a time, shared by every waiting call); a lost connection fails its in-flight
+ * calls immediately and reconnects by itself with capped exponential backoff and jitter. Per destination
+ * (PROTOCOL §7.6): once a connect fails the peer is down — calls fail at once, without a connect of their own,
+ * while one reconnect loop tries every {@value #BACKOFF_MAX_MS} ms at most; the first connection that opens again
+ * is reported ({@code onReturn}) so that the rows waiting for this peer get an extra attempt. Confined to one event
+ * loop.
  */
 final class PeerConnection {
   private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
   private static final long BACKOFF_START_MS = 250;
-  private static final long BACKOFF_MAX_MS = 30_000;
+  /** PROTOCOL §7.6: a server that comes back is noticed within this (plus jitter below it). */
+  static final long BACKOFF_MAX_MS = 5_000;
 
   /** What the peer made of our login. */
   enum Login { AUTHENTICATED, REFUSED, NOT_SUPPORTED }
@@ -52,6 +57,7 @@ final class PeerConnection {
   private final boolean persistent;
   private final Consumer<String> onConnected;
   private final Consumer<String> onSession;
+  private final Consumer<String> onReturn;
   private final Map<String, Pending> pending = new HashMap<>();
   private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
   private final int window;
@@ -69,9 +75,12 @@ final class PeerConnection {
   private long loginTimer = -1;
   private long lastUsedNanos = System.nanoTime();
   private boolean closed;
+  /** A connect failed and no connection has opened since: calls fail at once while the reconnect loop runs. */
+  private boolean down;
 
   PeerConnection(Vertx vertx, WebSocketClient client, String url, ServerIdentity identity, long callTimeoutMs,
-      int window, int maxWaiting, boolean persistent, Consumer<String> onConnected, Consumer<String> onSession) {
+      int window, int maxWaiting, boolean persistent, Consumer<String> onConnected, Consumer<String> onSession,
+      Consumer<String> onReturn) {
     this.vertx = vertx;
     this.window = window;
     this.maxWaiting = maxWaiting;
@@ -82,6 +91,7 @@ final class PeerConnection {
     this.persistent = persistent;
     this.onConnected = onConnected;
     this.onSession = onSession;
+    this.onReturn = onReturn;
     this.connectOptions = WsUrls.connectOptions(url)
         .setConnectTimeout(callTimeoutMs)
         .setTimeout(callTimeoutMs);
@@ -101,6 +111,11 @@ final class PeerConnection {
 
   boolean persistent() {
     return persistent;
+  }
+
+  /** True while the peer is unreachable (PROTOCOL §7.6): calls fail at once, one reconnect loop runs. */
+  boolean down() {
+    return down;
   }
 
   String url() {
@@ -187,6 +202,15 @@ final class PeerConnection {
     if (connecting != null) {
       return connecting;
     }
+    if (down) {
+      return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
+          "peer " + url + " is down; reconnecting every " + BACKOFF_MAX_MS / 1000 + " s at most"));
+    }
+    return connect();
+  }
+
+  /** One connect (shared by every waiting call); a failure marks the peer down and starts the reconnect loop. */
+  private Future<WebSocket> connect() {
     if (closed) {
       return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
           "the connection to " + url + " is closed"));
@@ -200,7 +224,11 @@ final class PeerConnection {
           return ws;
         })
         .recover(failure -> {
-          LOG.debug("peer unreachable [url: {}]: {}", url, failure.toString());
+          if (!down) {
+            down = true;
+            LOG.info("peer down: calls towards it fail at once until it answers again [url: {}]: {}", url,
+                failure.toString());
+          }
           scheduleReconnect();
           return Future.failedFuture(failure instanceof ProtocolException ? failure
               : new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
@@ -244,6 +272,11 @@ final class PeerConnection {
     backoffMs = BACKOFF_START_MS;
     logInOn(ws);
     onConnected.accept(url);
+    if (down) {
+      down = false;
+      LOG.info("peer answers again [url: {}]", url);
+      onReturn.accept(url);
+    }
   }
 
   /** Logs in on {@code ws} and acts on the outcome; a refusal is retried with the login backoff. */
@@ -317,16 +350,17 @@ final class PeerConnection {
     scheduleReconnect();
   }
 
+  /** After a lost connection or a failed connect: connect again after the backoff (every connection). */
   private void scheduleReconnect() {
-    if (!persistent || closed || reconnectTimer >= 0) {
+    if (closed || reconnectTimer >= 0) {
       return;
     }
     long delay = jittered(backoffMs);
     backoffMs = Math.min(BACKOFF_MAX_MS, backoffMs * 2);
     reconnectTimer = vertx.setTimer(delay, id -> {
       reconnectTimer = -1;
-      if (!closed) {
-        ensureConnected();
+      if (!closed && socket == null && connecting == null) {
+        connect();
       }
     });
   }

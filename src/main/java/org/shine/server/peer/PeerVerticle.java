@@ -35,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * current routes (opened on first use, closed when idle for {@code limits.idleTimeoutMs}). Each time a connection
  * opens it asks the directory to re-announce the cards of the users served here
  * ({@link Addresses#DIRECTORY_REANNOUNCE}: the peer may learn this server's URL from them, and then accept its
- * login); each time a server session opens it publishes {@link Addresses#PEER_CONNECTED} (sync pulls).
+ * login); each time a server session opens it publishes {@link Addresses#PEER_CONNECTED} (sync pulls); when a
+ * peer that was down answers again it publishes {@link Addresses#PEER_UP} (extra attempts, PROTOCOL §7.6).
  */
 public final class PeerVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(PeerVerticle.class);
@@ -81,7 +82,11 @@ public final class PeerVerticle extends VerticleBase {
       }
     }
     long idleMs = config.limits().idleTimeoutMs();
-    idleTimer = vertx.setPeriodic(Math.max(50, idleMs / 3), id -> closeIdle(idleMs * 1_000_000L));
+    List<Long> schedule = config.delivery().scheduleMs();
+    // a peer that is down keeps its reconnect loop while rows may still wait for it: the schedule's span
+    long downIdleMs = Math.max(idleMs, schedule.get(schedule.size() - 1));
+    idleTimer = vertx.setPeriodic(Math.max(50, idleMs / 3), id -> closeIdle(idleMs * 1_000_000L,
+        downIdleMs * 1_000_000L));
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
         bus.<PeerRequest>localConsumer(Addresses.PEER_REQUEST, m -> BusReplies.replyWith(m, call(m.body())))
@@ -133,10 +138,10 @@ public final class PeerVerticle extends VerticleBase {
     });
   }
 
-  private void closeIdle(long idleNanos) {
+  private void closeIdle(long idleNanos, long downIdleNanos) {
     for (Iterator<Map.Entry<String, PeerConnection>> it = connections.entrySet().iterator(); it.hasNext(); ) {
       PeerConnection connection = it.next().getValue();
-      if (!connection.persistent() && connection.idleNanos() >= idleNanos) {
+      if (!connection.persistent() && connection.idleNanos() >= (connection.down() ? downIdleNanos : idleNanos)) {
         LOG.debug("idle peer connection closed [url: {}]", connection.url());
         connection.close();
         it.remove();
@@ -149,6 +154,7 @@ public final class PeerVerticle extends VerticleBase {
     return new PeerConnection(vertx, client, url, identity, config.delivery().callTimeoutMs(),
         config.limits().maxInFlightPerConnection(), config.delivery().queueCapacity(), persistent,
         connected -> vertx.eventBus().send(Addresses.DIRECTORY_REANNOUNCE, connected, LOCAL),
-        session -> vertx.eventBus().publish(Addresses.PEER_CONNECTED, session, LOCAL));
+        session -> vertx.eventBus().publish(Addresses.PEER_CONNECTED, session, LOCAL),
+        returned -> vertx.eventBus().publish(Addresses.PEER_UP, returned, LOCAL));
   }
 }

@@ -3,32 +3,39 @@ package org.shine.server.retry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.time.Clock;
+import java.util.Objects;
+import org.shine.server.bus.Addresses;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
-import org.shine.server.delivery.DeliveryModule;
-import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.db.DeliveryRepository;
+import org.shine.server.delivery.AttemptSlots;
+import org.shine.server.delivery.EngineClient;
 
-/** Wires the retry worker to its periodic timer ({@code delivery.workerPeriodMs}). */
+/**
+ * Wires the retry worker to its periodic timer ({@code delivery.workerPeriodMs}) and to
+ * {@link Addresses#PEER_UP} (a recipient server answers again); the attempts run in the node's delivery engine.
+ */
 public final class RetryVerticle extends VerticleBase {
   private final AppConfig config;
   private final Clock clock;
-  private final SignatureVerifier verifier;
+  private final AttemptSlots slots;
   private long timer = -1;
   private RetryWorker worker;
 
-  public RetryVerticle(AppConfig config, Clock clock, SignatureVerifier verifier) {
-    this.config = config;
-    this.clock = clock;
-    this.verifier = verifier;
+  public RetryVerticle(AppConfig config, Clock clock, AttemptSlots slots) {
+    this.config = Objects.requireNonNull(config);
+    this.clock = Objects.requireNonNull(clock);
+    this.slots = Objects.requireNonNull(slots);
   }
 
   @Override
   public Future<?> start() {
-    DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock,
-        verifier);
-    worker = new RetryWorker(config, module.deliveries(), module.attempts(), clock);
-    return module.start().onSuccess(v -> timer = vertx.setPeriodic(config.delivery().workerPeriodMs(),
-        id -> worker.tick()));
+    // the engine answers within the attempt's own bounds; the worker only waits to know when a tick is over
+    EngineClient engine = new EngineClient(vertx.eventBus(), slots, 3 * config.delivery().callTimeoutMs() + 10_000);
+    worker = new RetryWorker(config, new DeliveryRepository(Database.sharedPool(vertx, config.db())), engine, clock);
+    timer = vertx.setPeriodic(config.delivery().workerPeriodMs(), id -> worker.tick());
+    return vertx.eventBus().<String>localConsumer(Addresses.PEER_UP, m -> worker.serverReturned(m.body()))
+        .completion();
   }
 
   /** No new tick; the running one finishes its attempts (each bounded by the call timeout). */

@@ -3,34 +3,42 @@ package org.shine.server.retry;
 import io.vertx.core.Future;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DeliveryRepository;
+import org.shine.server.db.DeliveryRepository.AttemptResult;
 import org.shine.server.db.DeliveryRepository.ClaimedDelivery;
-import org.shine.server.delivery.DeliveryAttempts;
+import org.shine.server.db.DeliveryRepository.RowKey;
+import org.shine.server.delivery.AttemptRequest;
 import org.shine.server.delivery.DeliveryState;
 import org.shine.server.delivery.DeliveryTask;
+import org.shine.server.delivery.EngineClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One tick of the retry worker (seed §5): claim due rows (partial index, lease, row version) up to the free
- * attempt capacity, run each claimed row's next attempt, and finish when all of them have. A tick that finds the
- * previous one still running skips. Confined to one event loop.
+ * Claims rows for the node's delivery engine (seed §5, PROTOCOL §7.4, §7.6). A tick claims due rows (partial index,
+ * lease, row version) up to the engine's free places and hands each its next scheduled attempt; a tick that finds
+ * the previous one still running skips. When a recipient server comes back, the accepted rows routed to it are
+ * claimed whether due or not and get an extra attempt, in rounds until none is left that was not touched since it
+ * came back. Confined to one event loop.
  */
 public final class RetryWorker {
   private static final Logger LOG = LoggerFactory.getLogger(RetryWorker.class);
   private final AppConfig config;
   private final DeliveryRepository deliveries;
-  private final DeliveryAttempts attempts;
+  private final EngineClient engine;
   private final Clock clock;
+  private final Set<String> returning = new HashSet<>();
   private Future<Integer> current = Future.succeededFuture(0);
 
-  public RetryWorker(AppConfig config, DeliveryRepository deliveries, DeliveryAttempts attempts, Clock clock) {
+  public RetryWorker(AppConfig config, DeliveryRepository deliveries, EngineClient engine, Clock clock) {
     this.config = Objects.requireNonNull(config);
     this.deliveries = Objects.requireNonNull(deliveries);
-    this.attempts = Objects.requireNonNull(attempts);
+    this.engine = Objects.requireNonNull(engine);
     this.clock = Objects.requireNonNull(clock);
   }
 
@@ -39,19 +47,13 @@ public final class RetryWorker {
     if (!current.isComplete()) {
       return Future.succeededFuture(0);
     }
-    int room = Math.min(attempts.capacity(), config.delivery().maxInFlight());
+    int room = room();
     if (room <= 0) {
       return Future.succeededFuture(0);
     }
     long now = clock.millis();
     current = deliveries.claimDue(now, config.delivery().leaseMs(), room)
-        .compose(claimed -> {
-          List<Future<?>> runs = new ArrayList<>(claimed.size());
-          for (ClaimedDelivery row : claimed) {
-            runs.add(run(row, now));
-          }
-          return Future.join(runs).otherwiseEmpty().map(v -> claimed.size());
-        })
+        .compose(claimed -> runAll(claimed, RetryWorker::scheduled, now))
         .onComplete(ar -> {
           if (ar.failed()) {
             LOG.warn("retry tick failed: {}", ar.cause().toString());
@@ -62,23 +64,79 @@ public final class RetryWorker {
     return current;
   }
 
+  /**
+   * A recipient server at {@code url} answers again (PROTOCOL §7.6): every accepted row routed to it gets an extra
+   * attempt now; completes with the number of rows claimed. One round per server at a time.
+   */
+  public Future<Integer> serverReturned(String url) {
+    if (!returning.add(url)) {
+      return Future.succeededFuture(0);
+    }
+    long since = clock.millis();
+    return claimRoundsOf(url, since, 0)
+        .onSuccess(n -> {
+          if (n > 0) {
+            LOG.info("peer is back: {} accepted deliveries attempted again [url: {}]", n, url);
+          }
+        })
+        .onFailure(failure -> LOG.warn("extra attempts for a returning peer failed [url: {}]: {}", url,
+            failure.toString()))
+        .eventually(() -> {
+          returning.remove(url);
+          return Future.succeededFuture();
+        });
+  }
+
+  private Future<Integer> claimRoundsOf(String url, long since, int claimedSoFar) {
+    int room = room();
+    if (room <= 0) {
+      // the engine is full: what is left keeps its schedule (the next tick or return takes it)
+      return Future.succeededFuture(claimedSoFar);
+    }
+    long now = clock.millis();
+    return deliveries.claimRoutedTo(url, since, now, config.delivery().leaseMs(), room)
+        .compose(claimed -> runAll(claimed, RetryWorker::extra, now))
+        .compose(n -> n == 0 ? Future.succeededFuture(claimedSoFar) : claimRoundsOf(url, since, claimedSoFar + n));
+  }
+
   /** Completes when the running tick (if any) has finished. */
   public Future<Void> idle() {
     return current.<Void>mapEmpty().otherwiseEmpty();
   }
 
-  private Future<?> run(ClaimedDelivery row, long now) {
-    if (row.pairBlob() == null) {
-      // a newer revision replaced this one: its own row carries the delivery now
-      return deliveries.finish(row.baseKey(), row.revision(), row.rowVersion(), DeliveryState.FAILED,
-          row.attemptsDone(), null, now);
+  private int room() {
+    return Math.min(engine.free(), config.delivery().maxInFlight());
+  }
+
+  private Future<Integer> runAll(List<ClaimedDelivery> claimed, java.util.function.Function<ClaimedDelivery,
+      DeliveryTask> taskOf, long now) {
+    List<Future<?>> runs = new ArrayList<>(claimed.size());
+    List<AttemptResult> replaced = new ArrayList<>();
+    for (ClaimedDelivery row : claimed) {
+      if (row.pairBlob() == null) {
+        // a newer revision replaced this one: its own row carries the delivery now
+        replaced.add(new AttemptResult(new RowKey(row.baseKey(), row.revision()), row.rowVersion(),
+            DeliveryState.FAILED, row.attemptsDone(), null));
+      } else if (engine.reserve()) {
+        runs.add(engine.submitReserved(new AttemptRequest(taskOf.apply(row), true, null)));
+      }
+      // no place left: the lease runs out and a later tick takes the row
     }
+    if (!replaced.isEmpty()) {
+      runs.add(deliveries.finishAll(replaced, now));
+    }
+    return Future.join(runs).otherwiseEmpty().map(v -> claimed.size());
+  }
+
+  private static DeliveryTask scheduled(ClaimedDelivery row) {
     String[] parts = row.baseKey().split("\\|", -1);
-    DeliveryTask task = new DeliveryTask(row.baseKey(), row.revision(), parts[0], parts[1], row.pairBlob(),
+    return DeliveryTask.scheduled(row.baseKey(), row.revision(), parts[0], parts[1], row.pairBlob(),
         row.acceptedAtMs(), row.attemptsDone() + 1, row.rowVersion());
-    if (!attempts.reserve()) {
-      return Future.succeededFuture();
-    }
-    return attempts.submitReserved(task, true);
+  }
+
+  private static DeliveryTask extra(ClaimedDelivery row) {
+    String[] parts = row.baseKey().split("\\|", -1);
+    return new DeliveryTask(row.baseKey(), row.revision(), parts[0], parts[1], row.pairBlob(), row.acceptedAtMs(),
+        row.attemptsDone(), row.rowVersion(), true, row.nextAttemptAtMs());
   }
 }

@@ -1,4 +1,4 @@
-package org.shine.server.retry;
+package org.shine.server.delivery;
 
 import java.util.List;
 import java.util.OptionalLong;
@@ -11,6 +11,11 @@ import java.util.OptionalLong;
 public record DeliverySchedule(List<Long> scheduleMs, int askSiblingFromAttempt) {
   public DeliverySchedule {
     scheduleMs = List.copyOf(scheduleMs);
+  }
+
+  /** The schedule of {@code delivery.scheduleMs} and {@code delivery.askSiblingFromAttempt}. */
+  public static DeliverySchedule of(org.shine.server.config.AppConfig.Delivery delivery) {
+    return new DeliverySchedule(delivery.scheduleMs(), delivery.askSiblingFromAttempt());
   }
 
   public int attempts() {
