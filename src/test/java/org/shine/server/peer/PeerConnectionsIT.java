@@ -129,6 +129,50 @@ class PeerConnectionsIT {
         () -> silent.count(Ops.RECEIVE_INCOMING_MESSAGE) == 1);
   }
 
+  @Test
+  @DisplayName("a peer that is down costs no connect per call: calls fail at once with 503 while one reconnect loop"
+      + " runs, and its return is published on peer.up (PROTOCOL 7.6)")
+  void downPeerFailsFast() {
+    int port = TestServer.freePort();
+    StubPeer peer = StubPeer.start(vertx, port).named("s9").acceptEverything();
+    TestServer server = server("{}");
+    publishCardRoutedTo(server, "dave", peer);
+    await(call(server, peer.url(), Ops.GET_DM_DELIVERY_STATUS));
+    List<String> returned = new java.util.concurrent.CopyOnWriteArrayList<>();
+    server.vertx().eventBus().<String>localConsumer(Addresses.PEER_UP, m -> returned.add(m.body()));
+
+    // GIVEN the peer's port now takes TCP connections and drops them: no WebSocket can open
+    peer.close();
+    java.util.concurrent.atomic.AtomicInteger accepted = new java.util.concurrent.atomic.AtomicInteger();
+    io.vertx.core.net.NetServer refuser = vertx.createNetServer().connectHandler(socket -> {
+      accepted.incrementAndGet();
+      socket.close();
+    });
+    await(refuser.listen(port, "127.0.0.1"));
+    opened.onClose(() -> refuser.close().await());
+    Eventually.until("the node has found the peer down", WAIT_MS, () -> {
+      Future<PeerResponse> probe = call(server, peer.url(), Ops.GET_DM_DELIVERY_STATUS);
+      await(probe.otherwiseEmpty());
+      return probe.failed() && probe.cause().getMessage().contains("is down");
+    });
+
+    // WHEN 50 calls are made
+    int connectsBefore = accepted.get();
+    for (int i = 0; i < 50; i++) {
+      assertFailure(call(server, peer.url(), Ops.GET_DM_DELIVERY_STATUS), 503, ErrorCode.PEER_UNAVAILABLE);
+    }
+
+    // THEN none of them connected (only the reconnect loop does, every few seconds at most)
+    assertThat(accepted.get() - connectsBefore).as("connects during 50 calls").isLessThanOrEqualTo(1);
+
+    // WHEN the peer answers again, THEN the node notices by itself and says so
+    await(refuser.close());
+    StubPeer back = StubPeer.start(vertx, port).named("s9").acceptEverything();
+    opened.onClose(back::close);
+    Eventually.until("peer.up names the peer", WAIT_MS, () -> returned.contains(peer.url()));
+    assertThat(await(call(server, peer.url(), Ops.GET_DM_DELIVERY_STATUS)).payload().isObject()).isTrue();
+  }
+
   // ---- helpers -------------------------------------------------------------------------------------------
 
   private StubPeer stub(String serverLogin) {
