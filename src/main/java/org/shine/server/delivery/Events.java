@@ -13,7 +13,7 @@ import org.shine.server.protocol.Ops;
 
 /**
  * Publishes the events of PROTOCOL §5 to every live session of a user, on any node, and hands each to the hub
- * verticle, which queues it durably for users who poll over HTTP. Each event has a stable key for dedupe.
+ * verticle, which queues it durably for users who poll over HTTP (and only then builds its body). Each event has a stable key for dedupe.
  */
 final class Events {
   private static final DeliveryOptions LOCAL = new DeliveryOptions().setLocalOnly(true);
@@ -49,7 +49,6 @@ final class Events {
       String key) {
     String eventKey = op + "|" + key;
     vertx.eventBus().publish(Addresses.userEvents(login), frames.event(op, payload));
-    vertx.eventBus().send(Addresses.HUB_ENQUEUE, new HubEvent(login, eventKey, frames.hubEvent(op, payload,
-        eventKey)), LOCAL);
+    vertx.eventBus().send(Addresses.HUB_ENQUEUE, new HubEvent(login, eventKey, op, payload), LOCAL);
   }
 }

@@ -1,5 +1,11 @@
 package org.shine.server.hub;
 
-/** One event to queue for {@code login}: its stable key and the JSON body the hub hands out. */
-public record HubEvent(String login, String eventKey, String body) {
+import com.fasterxml.jackson.databind.JsonNode;
+
+/**
+ * One event for {@code login}, handed to the hub: its stable key, op and payload. The hub builds the JSON body it
+ * hands out only for a user who polls, so the events of everyone else cost no encoding. The payload is never
+ * changed once sent (several threads may read it).
+ */
+public record HubEvent(String login, String eventKey, String op, JsonNode payload) {
 }

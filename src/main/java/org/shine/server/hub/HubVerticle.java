@@ -11,6 +11,8 @@ import org.shine.server.bus.Addresses;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.HubRepository;
+import org.shine.server.protocol.Frames;
+import org.shine.server.util.Json;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +27,7 @@ public final class HubVerticle extends VerticleBase {
   private final AppConfig config;
   private final Clock clock;
   private final Set<String> subscribers = new HashSet<>();
+  private final Frames frames = new Frames(Json.MAPPER);
   private long timer = -1;
 
   public HubVerticle(AppConfig config, Clock clock) {
@@ -57,7 +60,8 @@ public final class HubVerticle extends VerticleBase {
     if (!subscribers.contains(event.login())) {
       return;
     }
-    hub.enqueue(event.login(), event.eventKey(), event.body(), clock.millis())
+    hub.enqueue(event.login(), event.eventKey(), frames.hubEvent(event.op(), event.payload(), event.eventKey()),
+            clock.millis())
         .onSuccess(queued -> {
           if (queued) {
             vertx.eventBus().publish(Addresses.hubWake(event.login()), event.eventKey());
