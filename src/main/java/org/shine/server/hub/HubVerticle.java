@@ -4,8 +4,10 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.EventBus;
 import java.time.Clock;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.shine.server.bus.Addresses;
 import org.shine.server.config.AppConfig;
@@ -28,6 +30,7 @@ public final class HubVerticle extends VerticleBase {
   private final Clock clock;
   private final Set<String> subscribers = new HashSet<>();
   private final Frames frames = new Frames(Json.MAPPER);
+  private final Map<String, Future<?>> tails = new HashMap<>();
   private long timer = -1;
 
   public HubVerticle(AppConfig config, Clock clock) {
@@ -56,18 +59,28 @@ public final class HubVerticle extends VerticleBase {
     return Future.succeededFuture();
   }
 
+  /**
+   * Queues one event of a user who polls. A user's events are inserted one after another, in the order they
+   * arrived here, so their delivery ids (the order the hub hands them out in) follow that order.
+   */
   private void enqueue(HubRepository hub, HubEvent event) {
     if (!subscribers.contains(event.login())) {
       return;
     }
-    hub.enqueue(event.login(), event.eventKey(), frames.hubEvent(event.op(), event.payload(), event.eventKey()),
-            clock.millis())
-        .onSuccess(queued -> {
-          if (queued) {
-            vertx.eventBus().publish(Addresses.hubWake(event.login()), event.eventKey());
+    String login = event.login();
+    String body = frames.hubEvent(event.op(), event.payload(), event.eventKey());
+    Future<?> previous = tails.getOrDefault(login, Future.succeededFuture());
+    Future<Boolean> queued = previous.eventually(() -> Future.succeededFuture())
+        .compose(v -> hub.enqueue(login, event.eventKey(), body, clock.millis()))
+        .onSuccess(isNew -> {
+          if (isNew) {
+            vertx.eventBus().publish(Addresses.hubWake(login), event.eventKey());
           }
         })
-        .onFailure(failure -> LOG.warn("hub event not queued [login: {}, eventKey: {}]: {}", event.login(),
+        .onFailure(failure -> LOG.warn("hub event not queued [login: {}, eventKey: {}]: {}", login,
             event.eventKey(), failure.toString()));
+    tails.put(login, queued);
+    // at most one tail per user with events in flight: the last one removes itself
+    queued.onComplete(ar -> tails.remove(login, queued));
   }
 }
