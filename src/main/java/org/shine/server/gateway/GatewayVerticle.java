@@ -29,6 +29,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.hub.HubRoutes;
+import org.shine.server.hub.HubService;
 import org.shine.server.peer.ServerIdentity;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Frames;
@@ -110,7 +111,8 @@ public final class GatewayVerticle extends VerticleBase {
         ctx.next();
       }
     });
-    new HubRoutes(vertx, config, Database.sharedPool(vertx, config.db()), clock, verifier, polls).mount(router);
+    new HubRoutes(config.hub(), new HubService(vertx, config, Database.sharedPool(vertx, config.db()), clock, verifier,
+        polls)).mount(router);
     router.get("/health").handler(ctx -> ctx.response()
         .setStatusCode(draining ? 503 : 200)
         .putHeader("content-type", "application/json")

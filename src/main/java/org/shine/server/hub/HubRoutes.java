@@ -4,63 +4,38 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
-import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
-import io.vertx.sqlclient.Pool;
-import java.nio.charset.StandardCharsets;
-import java.time.Clock;
-import java.util.Base64;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Supplier;
-import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
-import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.HubRepository;
 import org.shine.server.dm.Ed25519Signer;
-import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
-import org.shine.server.util.Challenges;
 import org.shine.server.util.Json;
-import org.shine.server.util.PerKeyLimit;
 
 /**
- * The hub's HTTP API (PROTOCOL §10, seed 004), mounted on the gateway's router: challenge and token issue,
- * refresh with rotation ({@link HubTokens}: a retry within the grace gets the same pair, other reuse revokes the
- * whole family), and the long-/short-poll of one event at a time with explicit ACK. A waiting poll holds no thread:
- * it waits for a wake-up on the bus (from any node) or for its timer. One instance per gateway verticle instance.
+ * The hub's HTTP API (PROTOCOL §10, seed 004), mounted on the gateway's router: reads each request's query, headers
+ * and body, hands it to the {@link HubService} (challenge and token issue, refresh with rotation by
+ * {@link HubTokens}, the long-/short-poll of one event at a time with explicit ACK) and renders its answer or error.
+ * One instance per gateway verticle instance.
  */
 public final class HubRoutes {
   private static final int MAX_BODY_BYTES = 16 * 1024;
-  private static final long CHALLENGE_TTL_MS = 120_000;
-  private final Vertx vertx;
-  private final AppConfig config;
-  private final HubRepository hub;
-  private final DirectoryRepository directory;
-  private final Clock clock;
-  private final SignatureVerifier verifier;
-  private final PerKeyLimit polls;
-  private final HubTokens tokens;
+  private final AppConfig.Hub config;
+  private final HubService hub;
 
-  public HubRoutes(Vertx vertx, AppConfig config, Pool pool, Clock clock, SignatureVerifier verifier,
-      PerKeyLimit polls) {
-    this.vertx = Objects.requireNonNull(vertx);
+  /** {@code config}: for the longest wait of a poll ({@code hub.maxWaitS}). */
+  public HubRoutes(AppConfig.Hub config, HubService hub) {
     this.config = Objects.requireNonNull(config);
-    this.hub = new HubRepository(pool);
-    this.directory = new DirectoryRepository(pool);
-    this.clock = Objects.requireNonNull(clock);
-    this.verifier = Objects.requireNonNull(verifier);
-    this.polls = Objects.requireNonNull(polls);
-    this.tokens = new HubTokens(pool, config.hub(), clock);
+    this.hub = Objects.requireNonNull(hub);
   }
 
   public void mount(Router router) {
@@ -81,13 +56,8 @@ public final class HubRoutes {
       query.put("login", login);
     }
     String checked = Fields.of(query, "query", Set.of("login")).login("login");
-    return servedUser(checked).compose(user -> {
-      String challengeB64 = Challenges.newChallengeB64();
-      return hub.saveChallenge(challengeB64, checked, clock.millis() + CHALLENGE_TTL_MS,
-          config.hub().challengesPerLogin())
-          .map(v -> Json.MAPPER.createObjectNode().put("challengeB64", challengeB64)
-              .put("serverLogin", config.serverLogin()));
-    });
+    return hub.challenge(checked).map(challenge -> Json.MAPPER.createObjectNode()
+        .put("challengeB64", challenge.challengeB64()).put("serverLogin", challenge.serverLogin()));
   }
 
   private Future<JsonNode> token(RoutingContext ctx) {
@@ -95,25 +65,12 @@ public final class HubRoutes {
     String login = fields.login("login");
     String challengeB64 = fields.requiredString("challengeB64");
     byte[] signature = fields.base64("signatureB64", Ed25519Signer.SIGNATURE_SIZE);
-    byte[] signed = ("SHiNE_HUB|" + config.serverLogin() + "|" + challengeB64).getBytes(StandardCharsets.UTF_8);
-    return servedUser(login).compose(user -> hub.takeChallenge(challengeB64, login, clock.millis())
-        .compose(live -> {
-          if (!live) {
-            return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NO_CHALLENGE,
-                "no live challenge was issued to " + login + " with that value"));
-          }
-          return verifier.check(() -> user.verifier().verify(signed, 0, signed.length, signature, 0))
-              .compose(valid -> valid ? hub.subscribe(login, clock.millis())
-                  : Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.BAD_SIGNATURE,
-                      "the challenge signature does not verify with " + login + "'s key")))
-              .onSuccess(v -> vertx.eventBus().publish(Addresses.HUB_SUBSCRIBED, login))
-              .compose(v -> tokens.issue(login)).map(HubRoutes::render);
-        }));
+    return hub.issueTokens(login, challengeB64, signature).map(HubRoutes::render);
   }
 
   private Future<JsonNode> refresh(RoutingContext ctx) {
     String refreshToken = Fields.of(jsonBody(ctx), "body", Set.of("refreshToken")).requiredString("refreshToken");
-    return tokens.refresh(refreshToken).map(HubRoutes::render);
+    return hub.refresh(refreshToken).map(HubRoutes::render);
   }
 
   private static JsonNode render(HubTokens.Pair pair) {
@@ -125,7 +82,7 @@ public final class HubRoutes {
     long waitS;
     String waitParam = ctx.request().getParam("waitS");
     try {
-      waitS = waitParam == null ? config.hub().maxWaitS() : Long.parseLong(waitParam);
+      waitS = waitParam == null ? config.maxWaitS() : Long.parseLong(waitParam);
       if (waitS < 0) {
         throw new NumberFormatException();
       }
@@ -133,63 +90,16 @@ public final class HubRoutes {
       fail(ctx, ProtocolException.badRequest(ErrorCode.INVALID_FIELD, "waitS must be a whole number of seconds"));
       return;
     }
-    long wait = Math.min(waitS, config.hub().maxWaitS());
-    authenticate(ctx).onFailure(failure -> fail(ctx, failure)).onSuccess(token -> {
-      if (!polls.tryAcquire(token.login())) {
-        fail(ctx, new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.TOO_MANY_IN_FLIGHT,
-            "more than " + polls.perKey() + " polls of one user at once on this server"));
-        return;
+    long wait = Math.min(waitS, config.maxWaitS());
+    authenticate(ctx).compose(token -> hub.poll(token, wait)).onComplete(ar -> {
+      if (ar.failed()) {
+        fail(ctx, ar.cause());
+      } else if (ar.result().isPresent()) {
+        ctx.response().setStatusCode(200).putHeader("content-type", "application/json")
+            .putHeader("X-Delivery-Id", Long.toString(ar.result().get().deliveryId())).end(ar.result().get().body());
+      } else {
+        ctx.response().setStatusCode(wait == 0 ? 204 : 408).end();
       }
-      // never hold the poll past the access token's life
-      long holdMs = Math.max(0, Math.min(wait * 1000, token.expiresAtMs() - clock.millis()));
-      poll(token.login(), holdMs).onComplete(ar -> {
-        polls.release(token.login());
-        if (ar.failed()) {
-          fail(ctx, ar.cause());
-        } else if (ar.result() != null) {
-          ctx.response().setStatusCode(200).putHeader("content-type", "application/json")
-              .putHeader("X-Delivery-Id", Long.toString(ar.result().deliveryId())).end(ar.result().body());
-        } else {
-          ctx.response().setStatusCode(wait == 0 ? 204 : 408).end();
-        }
-      });
-    });
-  }
-
-  /** The next event, or null once {@code holdMs} has passed without one. */
-  private Future<HubRepository.QueuedEvent> poll(String login, long holdMs) {
-    long visibilityMs = config.hub().visibilityTimeoutS() * 1000;
-    return hub.takeHead(login, clock.millis(), visibilityMs).compose(head -> {
-      if (head.isPresent() || holdMs == 0) {
-        return Future.succeededFuture(head.orElse(null));
-      }
-      Promise<HubRepository.QueuedEvent> result = Promise.promise();
-      MessageConsumer<String> wake = vertx.eventBus().consumer(Addresses.hubWake(login));
-      Runnable retry = () -> {
-        if (result.future().isComplete()) {
-          return;
-        }
-        hub.takeHead(login, clock.millis(), visibilityMs).onComplete(ar -> {
-          if (ar.failed()) {
-            result.tryFail(ar.cause());
-          } else if (ar.result().isPresent() && !result.tryComplete(ar.result().get())) {
-            // the wait ended while this look was in flight: give the event back rather than hide it unseen
-            hub.release(ar.result().get().deliveryId());
-          }
-        });
-      };
-      wake.handler(m -> retry.run());
-      // a handed-out event whose visibility ends while we wait must be found too: look again now and then
-      long recheck = vertx.setPeriodic(Math.max(100, Math.min(visibilityMs, 1000)), id -> retry.run());
-      long end = vertx.setTimer(holdMs, id -> result.tryComplete(null));
-      return wake.completion().compose(v -> {
-        retry.run();
-        return result.future();
-      }).onComplete(ar -> {
-        vertx.cancelTimer(recheck);
-        vertx.cancelTimer(end);
-        wake.unregister();
-      });
     });
   }
 
@@ -201,10 +111,8 @@ public final class HubRoutes {
       return Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.UNKNOWN_DELIVERY,
           "no such delivery id"));
     }
-    return authenticate(ctx).compose(token -> hub.ack(deliveryId, token.login())).compose(found -> found
-        ? Future.succeededFuture(Json.MAPPER.createObjectNode().put("deliveryId", deliveryId).put("acked", true))
-        : Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.UNKNOWN_DELIVERY,
-            "no delivery " + deliveryId + " for this user")));
+    return authenticate(ctx).compose(token -> hub.ack(token, deliveryId))
+        .map(v -> Json.MAPPER.createObjectNode().put("deliveryId", deliveryId).put("acked", true));
   }
 
   private Future<HubRepository.StoredToken> authenticate(RoutingContext ctx) {
@@ -213,28 +121,7 @@ public final class HubRoutes {
       return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.INVALID_TOKEN,
           "an Authorization: Bearer <accessToken> header is required"));
     }
-    return hub.findToken(HubTokens.hash(header.substring(7).trim())).compose(token -> {
-      if (token.isEmpty() || !"access".equals(token.get().kind()) || token.get().revoked()
-          || token.get().expiresAtMs() <= clock.millis()) {
-        return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.INVALID_TOKEN,
-            "the access token is unknown, expired or revoked"));
-      }
-      return Future.succeededFuture(token.get());
-    });
-  }
-
-  private Future<DirectoryRepository.StoredUser> servedUser(String login) {
-    return directory.find(login).compose(found -> {
-      if (found.isEmpty()) {
-        return Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.USER_NOT_FOUND,
-            "unknown user " + login));
-      }
-      if (!found.get().servedBy(config.serverLogin())) {
-        return Future.failedFuture(new ProtocolException(Status.MISDIRECTED, ErrorCode.NOT_ACCESS_SERVER,
-            config.serverLogin() + " is not an access server of " + login));
-      }
-      return Future.succeededFuture(found.get());
-    });
+    return hub.authenticate(header.substring(7).trim());
   }
 
   private static JsonNode jsonBody(RoutingContext ctx) {

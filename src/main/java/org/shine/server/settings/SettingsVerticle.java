@@ -8,13 +8,9 @@ import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
-import org.shine.server.db.SyncRepository;
+import org.shine.server.db.SettingsRepository;
 
-/**
- * Wires user settings: {@code settings.get} and {@code settings.set}. A write is stamped with the server clock
- * (at least one past the stored time, so a user's later write always wins here) and becomes an unsynced outbox
- * item for the sibling, where the later timestamp wins.
- */
+/** Wires user settings: {@code settings.get} and {@code settings.set}, served by the {@link SettingsService}. */
 public final class SettingsVerticle extends VerticleBase {
   private final AppConfig config;
   private final Clock clock;
@@ -26,13 +22,13 @@ public final class SettingsVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    SyncRepository repository = new SyncRepository(Database.sharedPool(vertx, config.db()), config.serverLogin());
+    SettingsService settings = new SettingsService(new SettingsRepository(Database.sharedPool(vertx, config.db())),
+        clock);
     EventBus bus = vertx.eventBus();
     return Future.all(
         bus.<String>localConsumer(Addresses.SETTINGS_GET,
-            m -> BusReplies.replyWith(m, repository.settings(m.body()).map(UserSettings::new))).completion(),
-        bus.<SetSettingCommand>localConsumer(Addresses.SETTINGS_SET, m -> BusReplies.replyWith(m,
-            repository.setLocal(m.body().owner(), m.body().key(), m.body().valueJson(), clock.millis())))
-            .completion());
+            m -> BusReplies.replyWith(m, settings.settings(m.body()))).completion(),
+        bus.<SetSettingCommand>localConsumer(Addresses.SETTINGS_SET,
+            m -> BusReplies.replyWith(m, settings.set(m.body()))).completion());
   }
 }

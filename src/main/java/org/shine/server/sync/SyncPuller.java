@@ -17,6 +17,7 @@ import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
+import org.shine.server.db.SettingsRepository;
 import org.shine.server.db.SyncRepository;
 import org.shine.server.db.SyncRepository.Sibling;
 import org.shine.server.delivery.SyncedItem;
@@ -38,16 +39,18 @@ public final class SyncPuller {
   private final AppConfig config;
   private final EventBus bus;
   private final SyncRepository repository;
+  private final SettingsRepository settings;
   private final DirectoryRepository directory;
   private final PeerCalls peers;
   private final Clock clock;
   private final Set<String> pulling = new HashSet<>();
 
-  public SyncPuller(AppConfig config, EventBus bus, SyncRepository repository, DirectoryRepository directory,
-      PeerCalls peers, Clock clock) {
+  public SyncPuller(AppConfig config, EventBus bus, SyncRepository repository, SettingsRepository settings,
+      DirectoryRepository directory, PeerCalls peers, Clock clock) {
     this.config = Objects.requireNonNull(config);
     this.bus = Objects.requireNonNull(bus);
     this.repository = Objects.requireNonNull(repository);
+    this.settings = Objects.requireNonNull(settings);
     this.directory = Objects.requireNonNull(directory);
     this.peers = Objects.requireNonNull(peers);
     this.clock = Objects.requireNonNull(clock);
@@ -150,7 +153,7 @@ public final class SyncPuller {
         return Future.failedFuture("owner " + owner + " is not a user of both " + config.serverLogin() + " and "
             + sibling.serverLogin());
       }
-      return repository.applySynced(owner, key, value.toString(), updatedAt, clock.millis()).map(v -> syncId);
+      return settings.applySynced(owner, key, value.toString(), updatedAt, clock.millis()).map(v -> syncId);
     });
   }
 

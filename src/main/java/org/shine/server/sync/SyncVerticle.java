@@ -11,6 +11,7 @@ import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.DirectoryRepository;
+import org.shine.server.db.SettingsRepository;
 import org.shine.server.db.SyncRepository;
 import org.shine.server.peer.PeerCalls;
 
@@ -34,8 +35,8 @@ public final class SyncVerticle extends VerticleBase {
     Pool pool = Database.sharedPool(vertx, config.db());
     SyncRepository repository = new SyncRepository(pool, config.serverLogin());
     SyncSource source = new SyncSource(repository, config.limits().maxResponseBytes());
-    SyncPuller puller = new SyncPuller(config, vertx.eventBus(), repository, new DirectoryRepository(pool),
-        new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), clock);
+    SyncPuller puller = new SyncPuller(config, vertx.eventBus(), repository, new SettingsRepository(pool),
+        new DirectoryRepository(pool), new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), clock);
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
             bus.<SyncBatchRequest>localConsumer(Addresses.SYNC_DM_BATCH,

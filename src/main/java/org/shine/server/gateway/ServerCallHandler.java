@@ -1,0 +1,58 @@
+package org.shine.server.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.EventBus;
+import java.util.Objects;
+import java.util.Set;
+import org.shine.server.bus.Addresses;
+import org.shine.server.bus.BusReplies;
+import org.shine.server.delivery.DeliveryStatus;
+import org.shine.server.delivery.ReceiveIncomingCommand;
+import org.shine.server.delivery.ReceiveOutgoingCommand;
+import org.shine.server.delivery.SendPairResult;
+import org.shine.server.protocol.Fields;
+import org.shine.server.protocol.Frames;
+
+/**
+ * The open server-to-server ops (PROTOCOL §6, §6a): ReceiveIncomingMessage, ReceiveOutcomingMessage and
+ * GetDmDeliveryStatus. Any session may call them; the session decides only whether {@code sourceServerLogin} is
+ * trusted ({@link ServerTrust}).
+ */
+final class ServerCallHandler {
+  private final EventBus bus;
+  private final Frames frames;
+  private final ServerTrust trust;
+
+  ServerCallHandler(EventBus bus, Frames frames, ServerTrust trust) {
+    this.bus = Objects.requireNonNull(bus);
+    this.frames = Objects.requireNonNull(frames);
+    this.trust = Objects.requireNonNull(trust);
+  }
+
+  Future<JsonNode> receiveIncomingMessage(Session session, JsonNode payload) {
+    Fields fields = Fields.of(payload, "payload", Set.of("incomingBlobB64", "sourceServerLogin"));
+    byte[] incoming = Containers.field(fields, "incomingBlobB64");
+    String source = trust.trustedSource(session, fields);
+    return BusReplies.<String>request(bus, Addresses.DM_RECEIVE_INCOMING, new ReceiveIncomingCommand(incoming, source))
+        .map(messageKey -> frames.object().put("messageKey", messageKey));
+  }
+
+  Future<JsonNode> receiveOutcomingMessage(Session session, JsonNode payload) {
+    Fields fields = Fields.of(payload, "payload", Set.of("incomingBlobB64", "outgoingBlobB64", "sourceServerLogin"));
+    byte[] incoming = Containers.field(fields, "incomingBlobB64");
+    byte[] outgoing = Containers.field(fields, "outgoingBlobB64");
+    String source = trust.trustedSource(session, fields);
+    return BusReplies.<SendPairResult>request(bus, Addresses.DM_RECEIVE_OUTGOING,
+            new ReceiveOutgoingCommand(incoming, outgoing, source))
+        .map(result -> frames.object().put("incomingKey", result.incomingKey())
+            .put("outgoingKey", result.outgoingKey()));
+  }
+
+  Future<JsonNode> getDmDeliveryStatus(Session session, JsonNode payload) {
+    String messageKey = Fields.of(payload, "payload", Set.of("messageKey")).requiredString("messageKey");
+    return BusReplies.<DeliveryStatus>request(bus, Addresses.DM_STATUS, messageKey)
+        .map(status -> frames.object().put("messageKey", status.messageKey()).put("known", status.known())
+            .put("delivered", status.delivered()));
+  }
+}

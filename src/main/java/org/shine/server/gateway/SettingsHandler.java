@@ -1,0 +1,69 @@
+package org.shine.server.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Future;
+import io.vertx.core.eventbus.EventBus;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import org.shine.server.bus.Addresses;
+import org.shine.server.bus.BusReplies;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.Fields;
+import org.shine.server.protocol.Frames;
+import org.shine.server.protocol.ProtocolException;
+import org.shine.server.protocol.SettingValues;
+import org.shine.server.protocol.Status;
+import org.shine.server.settings.SetSettingCommand;
+import org.shine.server.settings.UserSettings;
+
+/** A logged-in user's settings (PROTOCOL §5): GetUserSettings, and SetUserSetting with the limits of key and value. */
+final class SettingsHandler {
+  private static final int MAX_SETTING_KEY = 128;
+  private static final int MAX_SETTING_VALUE = 16 * 1024;
+  private final EventBus bus;
+  private final Frames frames;
+
+  SettingsHandler(EventBus bus, Frames frames) {
+    this.bus = Objects.requireNonNull(bus);
+    this.frames = Objects.requireNonNull(frames);
+  }
+
+  Future<JsonNode> getUserSettings(Session session, JsonNode payload) {
+    Fields.of(payload, "payload", Set.of());
+    return BusReplies.<UserSettings>request(bus, Addresses.SETTINGS_GET, session.login).map(settings -> {
+      ObjectNode response = frames.object();
+      ObjectNode values = response.putObject("settings");
+      new TreeMap<>(settings.values()).forEach((key, value) -> values.set(key, StoredJson.read(frames.mapper(),
+          value)));
+      return response;
+    });
+  }
+
+  Future<JsonNode> setUserSetting(Session session, JsonNode payload) {
+    Fields fields = Fields.of(payload, "payload", Set.of("key", "value"));
+    String key = fields.requiredString("key");
+    if (key.isEmpty() || key.length() > MAX_SETTING_KEY) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD, "payload.key must be 1.." + MAX_SETTING_KEY
+          + " characters");
+    }
+    if (key.indexOf('\0') >= 0) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD, "payload.key must not contain NUL (U+0000)");
+    }
+    if (!payload.has("value")) {
+      throw ProtocolException.badRequest(ErrorCode.MISSING_FIELD, "missing field payload.value");
+    }
+    if (SettingValues.containsNul(payload.get("value"))) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+          "payload.value must not contain NUL (U+0000) in any string or name");
+    }
+    String valueJson = payload.get("value").toString();
+    if (valueJson.length() > MAX_SETTING_VALUE) {
+      throw new ProtocolException(Status.TOO_LARGE, ErrorCode.INVALID_FIELD, "payload.value exceeds "
+          + MAX_SETTING_VALUE + " characters of JSON");
+    }
+    return BusReplies.<Long>request(bus, Addresses.SETTINGS_SET, new SetSettingCommand(session.login, key,
+        valueJson)).map(updatedAt -> frames.object().put("key", key).put("updatedAtMs", updatedAt));
+  }
+}

@@ -1,0 +1,176 @@
+package org.shine.server.hub;
+
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.sqlclient.Pool;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.Objects;
+import java.util.Optional;
+import org.shine.server.bus.Addresses;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.DirectoryRepository;
+import org.shine.server.db.HubRepository;
+import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.ProtocolException;
+import org.shine.server.protocol.Status;
+import org.shine.server.util.Challenges;
+import org.shine.server.util.PerKeyLimit;
+
+/**
+ * The hub's logic behind its HTTP routes (PROTOCOL §10): challenges and token pairs for users this server serves,
+ * the access-token check, polls of one event at a time within the per-user limit of this node, and ACKs. A waiting
+ * poll holds no thread: it waits for a wake-up on the bus (from any node) or for its timer.
+ */
+public final class HubService {
+  private static final long CHALLENGE_TTL_MS = 120_000;
+  private final Vertx vertx;
+  private final AppConfig config;
+  private final HubRepository hub;
+  private final DirectoryRepository directory;
+  private final Clock clock;
+  private final SignatureVerifier verifier;
+  private final PerKeyLimit polls;
+  private final HubTokens tokens;
+
+  /** {@code polls}: the open polls per user of this node, shared by its gateway instances. */
+  public HubService(Vertx vertx, AppConfig config, Pool pool, Clock clock, SignatureVerifier verifier,
+      PerKeyLimit polls) {
+    this.vertx = Objects.requireNonNull(vertx);
+    this.config = Objects.requireNonNull(config);
+    this.hub = new HubRepository(pool);
+    this.directory = new DirectoryRepository(pool);
+    this.clock = Objects.requireNonNull(clock);
+    this.verifier = Objects.requireNonNull(verifier);
+    this.polls = Objects.requireNonNull(polls);
+    this.tokens = new HubTokens(pool, config.hub(), clock);
+  }
+
+  /** A login challenge as the client gets it. */
+  record Challenge(String challengeB64, String serverLogin) {
+  }
+
+  /** A new challenge for {@code login}, a user of this server; the oldest beyond {@code hub.challengesPerLogin} go. */
+  Future<Challenge> challenge(String login) {
+    return servedUser(login).compose(user -> {
+      String challengeB64 = Challenges.newChallengeB64();
+      return hub.saveChallenge(challengeB64, login, clock.millis() + CHALLENGE_TTL_MS,
+          config.hub().challengesPerLogin())
+          .map(v -> new Challenge(challengeB64, config.serverLogin()));
+    });
+  }
+
+  /**
+   * A first token pair for {@code login} against a live challenge it signed ({@code SHiNE_HUB|<this
+   * server>|<challenge>}); from then on the user's events are queued on every node.
+   */
+  Future<HubTokens.Pair> issueTokens(String login, String challengeB64, byte[] signature) {
+    byte[] signed = ("SHiNE_HUB|" + config.serverLogin() + "|" + challengeB64).getBytes(StandardCharsets.UTF_8);
+    return servedUser(login).compose(user -> hub.takeChallenge(challengeB64, login, clock.millis())
+        .compose(live -> {
+          if (!live) {
+            return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NO_CHALLENGE,
+                "no live challenge was issued to " + login + " with that value"));
+          }
+          return verifier.check(() -> user.verifier().verify(signed, 0, signed.length, signature, 0))
+              .compose(valid -> valid ? hub.subscribe(login, clock.millis())
+                  : Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.BAD_SIGNATURE,
+                      "the challenge signature does not verify with " + login + "'s key")))
+              .onSuccess(v -> vertx.eventBus().publish(Addresses.HUB_SUBSCRIBED, login))
+              .compose(v -> tokens.issue(login));
+        }));
+  }
+
+  /** Rotates the pair of {@code refreshToken} ({@link HubTokens#refresh}). */
+  Future<HubTokens.Pair> refresh(String refreshToken) {
+    return tokens.refresh(refreshToken);
+  }
+
+  /** The live access token {@code accessToken}; 401 when it is unknown, expired or revoked. */
+  Future<HubRepository.StoredToken> authenticate(String accessToken) {
+    return hub.findToken(HubTokens.hash(accessToken)).compose(token -> {
+      if (token.isEmpty() || !"access".equals(token.get().kind()) || token.get().revoked()
+          || token.get().expiresAtMs() <= clock.millis()) {
+        return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.INVALID_TOKEN,
+            "the access token is unknown, expired or revoked"));
+      }
+      return Future.succeededFuture(token.get());
+    });
+  }
+
+  /**
+   * The next event of the token's user, waiting up to {@code waitS} seconds (never past the token's life); empty
+   * when none came. 429 when the user already holds the node's limit of open polls.
+   */
+  Future<Optional<HubRepository.QueuedEvent>> poll(HubRepository.StoredToken token, long waitS) {
+    String login = token.login();
+    if (!polls.tryAcquire(login)) {
+      return Future.failedFuture(new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.TOO_MANY_IN_FLIGHT,
+          "more than " + polls.perKey() + " polls of one user at once on this server"));
+    }
+    // never hold the poll past the access token's life
+    long holdMs = Math.max(0, Math.min(waitS * 1000, token.expiresAtMs() - clock.millis()));
+    return nextEvent(login, holdMs).map(Optional::ofNullable).onComplete(ar -> polls.release(login));
+  }
+
+  /** The next event, or null once {@code holdMs} has passed without one. */
+  private Future<HubRepository.QueuedEvent> nextEvent(String login, long holdMs) {
+    long visibilityMs = config.hub().visibilityTimeoutS() * 1000;
+    return hub.takeHead(login, clock.millis(), visibilityMs).compose(head -> {
+      if (head.isPresent() || holdMs == 0) {
+        return Future.succeededFuture(head.orElse(null));
+      }
+      Promise<HubRepository.QueuedEvent> result = Promise.promise();
+      MessageConsumer<String> wake = vertx.eventBus().consumer(Addresses.hubWake(login));
+      Runnable retry = () -> {
+        if (result.future().isComplete()) {
+          return;
+        }
+        hub.takeHead(login, clock.millis(), visibilityMs).onComplete(ar -> {
+          if (ar.failed()) {
+            result.tryFail(ar.cause());
+          } else if (ar.result().isPresent() && !result.tryComplete(ar.result().get())) {
+            // the wait ended while this look was in flight: give the event back rather than hide it unseen
+            hub.release(ar.result().get().deliveryId());
+          }
+        });
+      };
+      wake.handler(m -> retry.run());
+      // a handed-out event whose visibility ends while we wait must be found too: look again now and then
+      long recheck = vertx.setPeriodic(Math.max(100, Math.min(visibilityMs, 1000)), id -> retry.run());
+      long end = vertx.setTimer(holdMs, id -> result.tryComplete(null));
+      return wake.completion().compose(v -> {
+        retry.run();
+        return result.future();
+      }).onComplete(ar -> {
+        vertx.cancelTimer(recheck);
+        vertx.cancelTimer(end);
+        wake.unregister();
+      });
+    });
+  }
+
+  /** ACKs {@code deliveryId} of the token's user (again: still fine); 404 when the user has no such delivery. */
+  Future<Void> ack(HubRepository.StoredToken token, long deliveryId) {
+    return hub.ack(deliveryId, token.login()).compose(found -> found ? Future.<Void>succeededFuture()
+        : Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.UNKNOWN_DELIVERY,
+            "no delivery " + deliveryId + " for this user")));
+  }
+
+  private Future<DirectoryRepository.StoredUser> servedUser(String login) {
+    return directory.find(login).compose(found -> {
+      if (found.isEmpty()) {
+        return Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.USER_NOT_FOUND,
+            "unknown user " + login));
+      }
+      if (!found.get().servedBy(config.serverLogin())) {
+        return Future.failedFuture(new ProtocolException(Status.MISDIRECTED, ErrorCode.NOT_ACCESS_SERVER,
+            config.serverLogin() + " is not an access server of " + login));
+      }
+      return Future.succeededFuture(found.get());
+    });
+  }
+}
