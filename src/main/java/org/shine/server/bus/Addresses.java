@@ -1,5 +1,6 @@
 package org.shine.server.bus;
 
+
 /** Every event-bus address of the server, in one place. */
 public final class Addresses {
   /** Directory: publish a user card ({@code PublishCardCommand} → {@code CardResult}). */

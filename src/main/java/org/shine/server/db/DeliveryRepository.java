@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import org.shine.server.delivery.DeliveryState;
+import org.shine.server.model.DeliveryState;
 
 /** SQL of {@code dm_delivery}: claiming due rows under a lease, finishing attempts, status reads. */
 public final class DeliveryRepository {

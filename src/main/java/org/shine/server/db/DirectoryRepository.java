@@ -10,8 +10,8 @@ import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.shine.server.directory.UserCard;
-import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.model.StoredUser;
+import org.shine.server.model.UserCard;
 
 /** SQL of the directory: {@code user_card} and {@code user_access_servers_current}. */
 public final class DirectoryRepository {
@@ -96,22 +96,6 @@ public final class DirectoryRepository {
       routes.add(new UserCard.Route(row.getString("server_login"), row.getString("url")));
     }
     return routes;
-  }
-
-  /** A user as stored: key (also decoded, for verification), card version and text, and the current routes. */
-  public record StoredUser(String login, byte[] publicKey, Ed25519Signer.PublicKey verifier, long version,
-      String cardJson, List<UserCard.Route> routes) {
-    public StoredUser {
-      routes = List.copyOf(routes);
-    }
-
-    public StoredUser(String login, byte[] publicKey, long version, String cardJson, List<UserCard.Route> routes) {
-      this(login, publicKey, Ed25519Signer.publicKey(publicKey), version, cardJson, routes);
-    }
-
-    public boolean servedBy(String serverLogin) {
-      return routes.stream().anyMatch(r -> r.serverLogin().equals(serverLogin));
-    }
   }
 
   /** The stored fields a card publish compares against. */

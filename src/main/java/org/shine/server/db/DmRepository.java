@@ -12,11 +12,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import org.shine.server.delivery.DeliveryState;
-import org.shine.server.delivery.HistoryEntry;
-import org.shine.server.delivery.HistoryQuery;
 import org.shine.server.dm.DmKeys;
 import org.shine.server.dm.DmKind;
+import org.shine.server.model.CopyKey;
+import org.shine.server.model.CopyWrite;
+import org.shine.server.model.DeliveryPlan;
+import org.shine.server.model.DeliveryState;
+import org.shine.server.model.HistoryEntry;
+import org.shine.server.model.HistoryQuery;
+import org.shine.server.model.StoredCopy;
 
 /**
  * SQL of the message store: {@code dm_message} copies, their {@code dm_delivery} rows and {@code sync_outbox}
@@ -178,36 +182,5 @@ public final class DmRepository {
       }
       return entries;
     });
-  }
-
-  /** Identity of one owner's copy of a logical message. */
-  public record CopyKey(String owner, String baseKey) {
-  }
-
-  /** A stored copy: its revision, bytes, and (outgoing copies) the delivery state of that revision. */
-  public record StoredCopy(CopyKey key, long revision, byte[] blob, byte[] pairBlob, DeliveryState deliveryState) {
-  }
-
-  /**
-   * One copy to write: the sender's OUTGOING copy (with {@code pairBlob}, the incoming copy it delivers, and the
-   * {@code plan} of its new delivery row) or a recipient's INCOMING copy ({@code pairBlob} and {@code plan} null).
-   */
-  public record CopyWrite(CopyKey key, DmKind direction, String peer, long createdAtMs, long revision, byte[] blob,
-      byte[] pairBlob, DeliveryPlan plan, boolean synced) {
-
-    /** A recipient's incoming copy. */
-    public static CopyWrite incoming(CopyKey key, String author, long createdAtMs, long revision, byte[] blob,
-        boolean synced) {
-      return new CopyWrite(key, DmKind.INCOMING, author, createdAtMs, revision, blob, null, null, synced);
-    }
-  }
-
-  /**
-   * The initial delivery row of a new outgoing copy: its state, the time its schedule counts from, the attempts
-   * counted as made, when the next is due ({@code null} for a terminal state) and the lease held by an attempt
-   * about to run (0: none).
-   */
-  public record DeliveryPlan(DeliveryState state, long acceptedAtMs, int attemptsDone, Long nextAttemptAtMs,
-      long leaseUntilMs) {
   }
 }

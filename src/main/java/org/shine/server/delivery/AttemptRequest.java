@@ -1,6 +1,7 @@
 package org.shine.server.delivery;
 
 import java.util.Objects;
+import org.shine.server.model.DeliveryState;
 
 /**
  * What a producer hands the node's {@link DeliveryEngine} over {@code delivery.attempt}, holding one place of

@@ -11,6 +11,7 @@ import org.shine.server.db.DmRepository;
 import org.shine.server.db.SignalRepository;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.model.DeliverySchedule;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Frames;
 import org.shine.server.util.Json;

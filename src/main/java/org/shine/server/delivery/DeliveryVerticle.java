@@ -10,6 +10,7 @@ import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.model.HistoryQuery;
 
 /**
  * Wires the request path of delivery (the node's attempts run in {@link DeliveryEngineVerticle}): {@code dm.send-pair}, {@code dm.history},

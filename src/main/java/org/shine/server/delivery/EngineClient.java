@@ -8,6 +8,7 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import java.util.Objects;
 import org.shine.server.bus.Addresses;
+import org.shine.server.model.DeliveryState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -8,6 +8,7 @@ import org.shine.server.bus.Addresses;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKeys;
 import org.shine.server.hub.HubEvent;
+import org.shine.server.model.DeliveryState;
 import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.Ops;
 

@@ -1,6 +1,7 @@
 package org.shine.server.delivery;
 
 import java.util.List;
+import org.shine.server.model.HistoryEntry;
 
 /**
  * A page of history entries, newest first; {@code hasMore} when older entries exist (the page was full, or ended

@@ -6,12 +6,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import org.shine.server.config.AppConfig;
-import org.shine.server.db.DirectoryRepository.StoredUser;
-import org.shine.server.db.DmRepository.CopyKey;
-import org.shine.server.db.DmRepository.CopyWrite;
-import org.shine.server.db.DmRepository.DeliveryPlan;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.dm.DmKind;
+import org.shine.server.model.CopyKey;
+import org.shine.server.model.CopyWrite;
+import org.shine.server.model.DeliveryPlan;
+import org.shine.server.model.DeliveryState;
+import org.shine.server.model.StoredUser;
 
 /**
  * Takes a checked pair into the sender's store (seed §4 step 3): the sender's copy with its delivery row and

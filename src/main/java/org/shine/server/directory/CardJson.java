@@ -9,6 +9,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.model.UserCard;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.ProtocolException;

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import org.shine.server.bus.Addresses;
 import org.shine.server.db.DirectoryRepository;
+import org.shine.server.model.StoredUser;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
@@ -41,7 +42,7 @@ public final class DirectoryCache {
   }
 
   /** The user, or empty when the login has no card here. Unknown logins are not cached. */
-  public Future<Optional<DirectoryRepository.StoredUser>> find(String login) {
+  public Future<Optional<StoredUser>> find(String login) {
     Entry entry = entries.get(login);
     long now = System.nanoTime();
     if (entry != null && now - entry.loadedAtNanos < ttlMs * 1_000_000L) {
@@ -62,11 +63,11 @@ public final class DirectoryCache {
   }
 
   /** The user, or a 404 {@code USER_NOT_FOUND} failure when the login has no card here. */
-  public Future<DirectoryRepository.StoredUser> require(String login) {
+  public Future<StoredUser> require(String login) {
     return find(login).map(found -> found.orElseThrow(() -> new ProtocolException(Status.NOT_FOUND,
         ErrorCode.USER_NOT_FOUND, "unknown user " + login)));
   }
 
-  private record Entry(DirectoryRepository.StoredUser user, long loadedAtNanos) {
+  private record Entry(StoredUser user, long loadedAtNanos) {
   }
 }

@@ -14,12 +14,14 @@ import java.util.Objects;
 import java.util.Set;
 import org.shine.server.bus.Addresses;
 import org.shine.server.config.AppConfig;
-import org.shine.server.peer.PeerCalls;
-import org.shine.server.protocol.Ops;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.ServerKeyRepository;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.model.StoredUser;
+import org.shine.server.model.UserCard;
+import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.slf4j.Logger;
@@ -172,7 +174,7 @@ public final class DirectoryService {
   }
 
   /** The stored card of a login, or 404. */
-  public Future<DirectoryRepository.StoredUser> get(String login) {
+  public Future<StoredUser> get(String login) {
     return repository.find(login).map(found -> found.orElseThrow(() -> new ProtocolException(Status.NOT_FOUND,
         ErrorCode.USER_NOT_FOUND, "unknown user " + login)));
   }

@@ -10,6 +10,7 @@ import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.model.UserCard;
 import org.shine.server.util.Json;
 
 /** Wires the directory: {@code directory.publish}, {@code directory.get} and {@code directory.reannounce}. */

@@ -9,10 +9,10 @@ import java.util.Objects;
 import java.util.Set;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
-import org.shine.server.db.DirectoryRepository.StoredUser;
 import org.shine.server.directory.CardJson;
 import org.shine.server.directory.DirectoryService.PublishResult;
-import org.shine.server.directory.UserCard;
+import org.shine.server.model.StoredUser;
+import org.shine.server.model.UserCard;
 import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.Frames;
 

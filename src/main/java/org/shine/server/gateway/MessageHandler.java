@@ -10,13 +10,13 @@ import java.util.Objects;
 import java.util.Set;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
-import org.shine.server.delivery.HistoryEntry;
 import org.shine.server.delivery.HistoryPage;
-import org.shine.server.delivery.HistoryQuery;
 import org.shine.server.delivery.SendPairCommand;
 import org.shine.server.delivery.SendPairResult;
 import org.shine.server.delivery.SignalCommand;
 import org.shine.server.delivery.SignalService;
+import org.shine.server.model.HistoryEntry;
+import org.shine.server.model.HistoryQuery;
 import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.Frames;
 

@@ -14,6 +14,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.HubRepository;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.model.StoredUser;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
@@ -160,7 +161,7 @@ public final class HubService {
             "no delivery " + deliveryId + " for this user")));
   }
 
-  private Future<DirectoryRepository.StoredUser> servedUser(String login) {
+  private Future<StoredUser> servedUser(String login) {
     return directory.find(login).compose(found -> {
       if (found.isEmpty()) {
         return Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.USER_NOT_FOUND,

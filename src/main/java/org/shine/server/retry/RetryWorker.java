@@ -8,14 +8,14 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import org.shine.server.config.AppConfig;
-import org.shine.server.db.DeliveryRepository;
 import org.shine.server.db.DeliveryRepository.AttemptResult;
 import org.shine.server.db.DeliveryRepository.ClaimedDelivery;
 import org.shine.server.db.DeliveryRepository.RowKey;
+import org.shine.server.db.DeliveryRepository;
 import org.shine.server.delivery.AttemptRequest;
-import org.shine.server.delivery.DeliveryState;
 import org.shine.server.delivery.DeliveryTask;
 import org.shine.server.delivery.EngineClient;
+import org.shine.server.model.DeliveryState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.db.SignalRepository.Signal;
-import org.shine.server.delivery.HistoryEntry;
-import org.shine.server.delivery.HistoryQuery;
+import org.shine.server.model.HistoryEntry;
+import org.shine.server.model.HistoryQuery;
 import org.shine.server.support.Opened;
 import org.shine.server.support.TestDatabase;
 

@@ -1,4 +1,4 @@
-package org.shine.server.delivery;
+package org.shine.server.model;
 
 /** Delivery states of an outgoing message (seed §3); {@code delivered} and {@code failed} are terminal. */
 public enum DeliveryState {

@@ -1,4 +1,4 @@
-package org.shine.server.directory;
+package org.shine.server.model;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;

@@ -1,4 +1,4 @@
-package org.shine.server.delivery;
+package org.shine.server.model;
 
 import java.util.List;
 import java.util.OptionalLong;

@@ -1,0 +1,20 @@
+package org.shine.server.model;
+
+import java.util.List;
+import org.shine.server.dm.Ed25519Signer;
+
+/** A user as stored: key (also decoded, for verification), card version and text, and the current routes. */
+public record StoredUser(String login, byte[] publicKey, Ed25519Signer.PublicKey verifier, long version,
+    String cardJson, List<UserCard.Route> routes) {
+  public StoredUser {
+    routes = List.copyOf(routes);
+  }
+
+  public StoredUser(String login, byte[] publicKey, long version, String cardJson, List<UserCard.Route> routes) {
+    this(login, publicKey, Ed25519Signer.publicKey(publicKey), version, cardJson, routes);
+  }
+
+  public boolean servedBy(String serverLogin) {
+    return routes.stream().anyMatch(r -> r.serverLogin().equals(serverLogin));
+  }
+}
