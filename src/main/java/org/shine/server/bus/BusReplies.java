@@ -5,20 +5,17 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
-import org.shine.server.db.StorageErrors;
-import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * Request/reply over the bus with typed failures: the consumer side turns any failure into
- * {@code fail(status, "CODE message")}, the caller side turns it back into a {@link ProtocolException}.
+ * Request/reply over the local bus with typed failures: the consumer side replies with a {@link BusFailure}
+ * carrying the {@link ProtocolException} the failure maps to, the caller side gets that exception back; a timeout
+ * or a missing consumer becomes a 503.
  */
 public final class BusReplies {
-  private static final Logger LOG = LoggerFactory.getLogger(BusReplies.class);
   private static final long DEFAULT_TIMEOUT_MS = 30_000;
 
   private BusReplies() {
@@ -37,39 +34,20 @@ public final class BusReplies {
         .map(Message::body);
   }
 
-  /** Replies to {@code message} with the outcome of {@code work}. */
+  /** Replies to {@code message} with the outcome of {@code work}; a failure travels typed ({@link BusFailure}). */
   public static <T> void replyWith(Message<?> message, Future<T> work) {
-    work.onSuccess(message::reply).onFailure(failure -> {
-      ProtocolException error = asProtocolException(failure);
-      message.fail(error.status(), error.code() + ' ' + error.getMessage());
-    });
-  }
-
-  /** Classifies any failure: protocol errors stay, storage trouble becomes 503, the rest 500 (logged once). */
-  public static ProtocolException asProtocolException(Throwable failure) {
-    if (failure instanceof ProtocolException protocol) {
-      return protocol;
-    }
-    if (failure instanceof SignatureVerifier.QueueFullException full) {
-      return new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.OVERLOADED, full.getMessage());
-    }
-    if (StorageErrors.isUnavailable(failure)) {
-      LOG.warn("storage unavailable: {}", failure.toString());
-      return new ProtocolException(Status.UNAVAILABLE, ErrorCode.STORAGE_UNAVAILABLE, "storage is unavailable, retry later");
-    }
-    LOG.error("internal error", failure);
-    return new ProtocolException(Status.INTERNAL, ErrorCode.INTERNAL, "internal error");
+    work.onSuccess(message::reply).onFailure(failure -> message.reply(new BusFailure(Failures.classify(failure))));
   }
 
   private static <T> Future<T> toProtocolFailure(Throwable failure) {
+    if (failure instanceof BusFailure typed) {
+      return Future.failedFuture(typed.error());
+    }
     if (failure instanceof ReplyException reply) {
       switch (reply.failureType()) {
         case RECIPIENT_FAILURE:
-          String text = reply.getMessage() == null ? "" : reply.getMessage();
-          int space = text.indexOf(' ');
-          String code = space > 0 ? text.substring(0, space) : ErrorCode.INTERNAL;
-          String message = space > 0 ? text.substring(space + 1) : text;
-          return Future.failedFuture(new ProtocolException(reply.failureCode(), code, message));
+          return Future.failedFuture(new ProtocolException(reply.failureCode(), ErrorCode.INTERNAL,
+              reply.getMessage() == null ? "" : reply.getMessage()));
         case TIMEOUT:
           return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.OVERLOADED,
               "the server did not finish the request in time; retry later"));
@@ -79,6 +57,6 @@ public final class BusReplies {
               "service not available on this node"));
       }
     }
-    return Future.failedFuture(asProtocolException(failure));
+    return Future.failedFuture(Failures.classify(failure));
   }
 }

@@ -3,7 +3,6 @@ package org.shine.server.bus;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.MessageCodec;
-import java.util.List;
 
 /**
  * The one codec for command and result records inside a node: passes the immutable record by reference. Records
@@ -16,15 +15,22 @@ public final class LocalRecordCodec<T> implements MessageCodec<T, T> {
     this.name = "local:" + type.getName();
   }
 
-  /** Registers the codec as the default for each record type (once per Vertx instance). */
-  public static void registerAll(Vertx vertx, List<Class<?>> types) {
+  /**
+   * Registers the codec as the default for each record type; a type already registered on this Vertx (another
+   * instance of the same verticle, or a verticle that serves the same records) is left as it is.
+   */
+  public static void register(Vertx vertx, Class<?>... types) {
     for (Class<?> type : types) {
       register(vertx, type);
     }
   }
 
   private static <T> void register(Vertx vertx, Class<T> type) {
-    vertx.eventBus().registerDefaultCodec(type, new LocalRecordCodec<>(type));
+    try {
+      vertx.eventBus().registerDefaultCodec(type, new LocalRecordCodec<>(type));
+    } catch (IllegalStateException alreadyRegistered) {
+      // registered by an earlier deployment on this Vertx: the same codec
+    }
   }
 
   @Override

@@ -16,12 +16,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
-import org.shine.server.ShineServer;
-import org.shine.server.dm.KeyFile;
 import org.shine.server.client.ShineClient;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigLoader;
 import org.shine.server.db.Database;
+import org.shine.server.dm.KeyFile;
+import org.shine.server.node.ShineServer;
 
 /**
  * {@code bench catchup}: two servers in this process (fresh databases), users on both; the second server is

@@ -10,9 +10,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
-import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.ProtocolException;
-import org.shine.server.protocol.Status;
 
 /**
  * Groups concurrent requests into batches without adding delay: a request runs at once when a batch slot is
@@ -43,11 +40,14 @@ public final class MicroBatcher<I, O> {
     this.queueCapacity = queueCapacity;
   }
 
-  /** Runs or queues one item; fails with 429 at once when every slot is busy and the queue is full. */
+  /**
+   * Runs or queues one item; fails at once with {@link StorageBusyException} when every slot is busy and the queue
+   * is full.
+   */
   public Future<O> submit(I item) {
     if (running >= maxConcurrentBatches && queue.size() >= queueCapacity) {
-      return Future.failedFuture(new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.OVERLOADED,
-          "the server is overloaded; nothing was stored, retry later"));
+      return Future.failedFuture(
+          new StorageBusyException("the server is overloaded; nothing was stored, retry later"));
     }
     Promise<O> promise = Promise.promise();
     queue.add(new Pending<>(item, promise));

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Objects;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
+import org.shine.server.bus.LocalRecordCodec;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.DeliveryRepository;
@@ -18,6 +19,7 @@ import org.shine.server.db.SignalRepository;
 import org.shine.server.db.SyncRepository;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.model.DeliveryState;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Frames;
 import org.shine.server.util.Json;
@@ -42,6 +44,7 @@ public final class DeliveryEngineVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    LocalRecordCodec.register(vertx, AttemptRequest.class, ForwardRequest.class, DeliveryState.class);
     Pool pool = Database.sharedPool(vertx, config.db());
     Frames frames = new Frames(Json.MAPPER);
     DirectoryCache directory = new DirectoryCache(vertx, new DirectoryRepository(pool), DeliveryModule.DIRECTORY_TTL_MS);

@@ -7,6 +7,7 @@ import java.time.Clock;
 import java.util.List;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
+import org.shine.server.bus.LocalRecordCodec;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
@@ -38,6 +39,9 @@ public final class DeliveryVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    LocalRecordCodec.register(vertx, SendPairCommand.class, SendPairResult.class, HistoryQuery.class,
+        HistoryPage.class, ReceiveIncomingCommand.class, ReceiveOutgoingCommand.class, DeliveryStatus.class,
+        SignalCommand.class, SignalService.SignalResult.class, SyncedItem.class);
     DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock,
         verifier, slots);
     SendPairService send = new SendPairService(vertx, module.intake, module.engine, module.frames, module.skew);

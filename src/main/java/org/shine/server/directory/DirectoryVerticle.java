@@ -7,9 +7,11 @@ import io.vertx.core.eventbus.MessageConsumer;
 import java.time.Clock;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
+import org.shine.server.bus.LocalRecordCodec;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.model.StoredUser;
 import org.shine.server.model.UserCard;
 import org.shine.server.util.Json;
 
@@ -27,6 +29,7 @@ public final class DirectoryVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    LocalRecordCodec.register(vertx, UserCard.class, DirectoryService.PublishResult.class, StoredUser.class);
     DirectoryService directory = new DirectoryService(vertx, config, Database.sharedPool(vertx, config.db()),
         Json.MAPPER, clock, verifier);
     EventBus bus = vertx.eventBus();

@@ -24,7 +24,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
@@ -32,6 +31,7 @@ import org.shine.server.hub.HubRoutes;
 import org.shine.server.hub.HubService;
 import org.shine.server.peer.ServerIdentity;
 import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
@@ -367,7 +367,7 @@ public final class GatewayVerticle extends VerticleBase {
   }
 
   private void reply(Session session, String op, JsonNode requestId, Throwable failure) {
-    ProtocolException error = BusReplies.asProtocolException(failure);
+    ProtocolException error = Failures.classify(failure);
     if (error.status() >= Status.INTERNAL) {
       LOG.warn("request failed [op: {}, session: {}, status: {}, code: {}]", op, session.who(), error.status(),
           error.code());

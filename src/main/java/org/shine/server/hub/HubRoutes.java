@@ -11,11 +11,11 @@ import io.vertx.ext.web.handler.BodyHandler;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Supplier;
-import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.HubRepository;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
@@ -150,7 +150,7 @@ public final class HubRoutes {
   }
 
   private static void fail(RoutingContext ctx, Throwable failure) {
-    ProtocolException error = BusReplies.asProtocolException(failure);
+    ProtocolException error = Failures.classify(failure);
     HttpServerResponse response = ctx.response();
     if (response.ended() || response.closed()) {
       return;

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.shine.server.bus.Addresses;
+import org.shine.server.bus.LocalRecordCodec;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.HubRepository;
@@ -40,6 +41,7 @@ public final class HubVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    LocalRecordCodec.register(vertx, HubEvent.class);
     HubRepository hub = new HubRepository(Database.sharedPool(vertx, config.db()));
     EventBus bus = vertx.eventBus();
     long retentionMs = config.hub().retentionS() * 1000;

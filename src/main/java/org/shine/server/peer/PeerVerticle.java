@@ -18,6 +18,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
+import org.shine.server.bus.LocalRecordCodec;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.ServerKeyRepository;
@@ -67,6 +68,7 @@ public final class PeerVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    LocalRecordCodec.register(vertx, PeerRequest.class, PeerResponse.class, ServerLoginCheck.class);
     int maxMessage = Math.max(MIN_MESSAGE_BYTES, config.limits().maxResponseBytes()) + FRAME_SLACK_BYTES;
     client = vertx.createWebSocketClient(new WebSocketClientOptions()
         .setMaxFrameSize(maxMessage)

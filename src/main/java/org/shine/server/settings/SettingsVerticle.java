@@ -6,6 +6,7 @@ import io.vertx.core.eventbus.EventBus;
 import java.time.Clock;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
+import org.shine.server.bus.LocalRecordCodec;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.SettingsRepository;
@@ -22,6 +23,7 @@ public final class SettingsVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    LocalRecordCodec.register(vertx, SetSettingCommand.class, UserSettings.class);
     SettingsService settings = new SettingsService(new SettingsRepository(Database.sharedPool(vertx, config.db())),
         clock);
     EventBus bus = vertx.eventBus();

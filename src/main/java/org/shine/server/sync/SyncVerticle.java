@@ -8,6 +8,7 @@ import java.time.Clock;
 import java.util.List;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
+import org.shine.server.bus.LocalRecordCodec;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.DirectoryRepository;
@@ -32,6 +33,7 @@ public final class SyncVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    LocalRecordCodec.register(vertx, SyncBatchRequest.class, DmSyncPage.class, SettingsSyncPage.class);
     Pool pool = Database.sharedPool(vertx, config.db());
     SyncRepository repository = new SyncRepository(pool, config.serverLogin());
     SyncSource source = new SyncSource(repository, config.limits().maxResponseBytes());

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.ProtocolException;
+import org.shine.server.protocol.Failures;
 
 /**
  * MicroBatcher is confined to one event loop, so every call here runs on one context. A test is a list of steps,
@@ -441,7 +441,9 @@ class MicroBatcherTest {
           Future<String> rejected = batcher.submit("q3");
 
           assertThat(rejected.failed()).as("failed synchronously, without waiting for a batch").isTrue();
-          assertThat(rejected.cause()).isInstanceOfSatisfying(ProtocolException.class, e -> {
+          assertThat(rejected.cause()).isInstanceOf(StorageBusyException.class);
+          // mapped at the edge to 429 OVERLOADED
+          assertThat(Failures.classify(rejected.cause())).satisfies(e -> {
             assertThat(e.status()).isEqualTo(429);
             assertThat(e.code()).isEqualTo(ErrorCode.OVERLOADED);
           });

@@ -6,10 +6,10 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.time.Clock;
 import java.util.Map;
-import org.shine.server.ServerNode;
-import org.shine.server.ShineServer;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigLoader;
+import org.shine.server.node.ServerNode;
+import org.shine.server.node.ShineServer;
 import org.shine.server.util.Json;
 
 /**

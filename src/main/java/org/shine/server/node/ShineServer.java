@@ -1,4 +1,4 @@
-package org.shine.server;
+package org.shine.server.node;
 
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Supplier;
-import org.shine.server.bus.Codecs;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.delivery.AttemptSlots;
@@ -56,7 +55,6 @@ public final class ShineServer {
   }
 
   public Future<Void> start() {
-    Codecs.register(vertx);
     SignatureVerifier verifier = new SignatureVerifier(vertx, config.limits().verifyQueue());
     PerKeyLimit polls = new PerKeyLimit(HUB_POLLS_PER_USER);
     ConnectionBudget connections = new ConnectionBudget(config.limits().maxConnections(),

@@ -1,4 +1,4 @@
-package org.shine.server;
+package org.shine.server.node;
 
 import com.hazelcast.config.Config;
 import com.hazelcast.config.JoinConfig;

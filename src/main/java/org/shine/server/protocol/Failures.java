@@ -1,0 +1,35 @@
+package org.shine.server.protocol;
+
+import org.shine.server.db.StorageBusyException;
+import org.shine.server.db.StorageErrors;
+import org.shine.server.dm.SignatureVerifier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Maps any failure to what the wire says of it (PROTOCOL §2): protocol errors stay as they are, a full verifier or
+ * storage queue is 429 {@code OVERLOADED}, storage trouble 503 {@code STORAGE_UNAVAILABLE}, anything else 500
+ * {@code INTERNAL} (logged once, with its stack, here).
+ */
+public final class Failures {
+  private static final Logger LOG = LoggerFactory.getLogger(Failures.class);
+
+  private Failures() {
+  }
+
+  public static ProtocolException classify(Throwable failure) {
+    if (failure instanceof ProtocolException protocol) {
+      return protocol;
+    }
+    if (failure instanceof SignatureVerifier.QueueFullException || failure instanceof StorageBusyException) {
+      return new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.OVERLOADED, failure.getMessage());
+    }
+    if (StorageErrors.isUnavailable(failure)) {
+      LOG.warn("storage unavailable: {}", failure.toString());
+      return new ProtocolException(Status.UNAVAILABLE, ErrorCode.STORAGE_UNAVAILABLE,
+          "storage is unavailable, retry later");
+    }
+    LOG.error("internal error", failure);
+    return new ProtocolException(Status.INTERNAL, ErrorCode.INTERNAL, "internal error");
+  }
+}

@@ -1,0 +1,103 @@
+package org.shine.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The package table of {@code docs/architecture.md} is the rule: every import between the project's packages in
+ * {@code src/main/java} must be allowed there, and every package must have a row. ("every package above" allows
+ * the packages of the rows above it; "but X, Y" takes some out.)
+ */
+class ArchitectureTest {
+  private static final Path SOURCES = Path.of("src/main/java/org/shine/server");
+  private static final Path DOC = Path.of("docs/architecture.md");
+  private static final Pattern ROW = Pattern.compile("^\\| (`[a-z]+`|root) \\|[^|]*\\| (.*) \\|$");
+  private static final Pattern IMPORT = Pattern.compile("^import (?:static )?org\\.shine\\.server\\.([a-z]+)\\.",
+      Pattern.MULTILINE);
+  private static final Pattern ROOT_IMPORT = Pattern.compile("^import (?:static )?org\\.shine\\.server\\.[A-Z]",
+      Pattern.MULTILINE);
+
+  @Test
+  @DisplayName("every import between packages is allowed by docs/architecture.md, and every package is listed")
+  void importsFollowTheTable() throws IOException {
+    Map<String, Set<String>> allowed = allowedByDoc();
+    Map<String, Set<String>> actual = importsInCode();
+    assertThat(allowed.keySet()).as("packages in docs/architecture.md").containsAll(actual.keySet());
+    List<String> violations = new ArrayList<>();
+    actual.forEach((pkg, imports) -> imports.stream()
+        .filter(target -> !target.equals(pkg) && !allowed.get(pkg).contains(target))
+        .forEach(target -> violations.add(pkg + " -> " + target)));
+    assertThat(violations).as("imports not allowed by docs/architecture.md").isEmpty();
+  }
+
+  private static Map<String, Set<String>> allowedByDoc() throws IOException {
+    Map<String, Set<String>> allowed = new LinkedHashMap<>();
+    for (String line : Files.readAllLines(DOC)) {
+      Matcher row = ROW.matcher(line);
+      if (!row.matches()) {
+        continue;
+      }
+      String pkg = row.group(1).replace("`", "");
+      String rule = row.group(2).trim();
+      Set<String> targets = new TreeSet<>();
+      if (rule.startsWith("every package above")) {
+        targets.addAll(allowed.keySet());
+        int but = rule.indexOf(" but ");
+        if (but >= 0) {
+          for (String excluded : names(rule.substring(but + 5))) {
+            targets.remove(excluded);
+          }
+        }
+      } else if (!rule.equals("—")) {
+        targets.addAll(names(rule));
+      }
+      allowed.put(pkg, targets);
+    }
+    assertThat(allowed).as("the package table of docs/architecture.md").isNotEmpty();
+    return allowed;
+  }
+
+  private static List<String> names(String list) {
+    List<String> names = new ArrayList<>();
+    Matcher name = Pattern.compile("`([a-z]+)`").matcher(list);
+    while (name.find()) {
+      names.add(name.group(1));
+    }
+    return names;
+  }
+
+  private static Map<String, Set<String>> importsInCode() throws IOException {
+    Map<String, Set<String>> imports = new TreeMap<>();
+    try (Stream<Path> files = Files.walk(SOURCES)) {
+      for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+        Path dir = SOURCES.relativize(file).getParent();
+        String pkg = dir == null ? "root" : dir.toString().replace('/', '.');
+        String text = Files.readString(file);
+        Set<String> targets = imports.computeIfAbsent(pkg, p -> new TreeSet<>());
+        Matcher m = IMPORT.matcher(text);
+        while (m.find()) {
+          targets.add(m.group(1));
+        }
+        if (ROOT_IMPORT.matcher(text).find()) {
+          targets.add("root");
+        }
+      }
+    }
+    return imports;
+  }
+}
