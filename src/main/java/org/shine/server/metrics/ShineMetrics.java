@@ -1,0 +1,71 @@
+package org.shine.server.metrics;
+
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxBuilder;
+import io.vertx.core.VertxOptions;
+import io.vertx.micrometer.Label;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
+import io.vertx.micrometer.VertxPrometheusOptions;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.shine.server.config.AppConfig;
+
+/**
+ * The meters of one node (PROTOCOL §12): its own Prometheus registry, which the Vert.x metrics SPI fills too
+ * (event bus, HTTP server, pools, SQL client, JVM), and the project's meters on it. Created once per node, before
+ * its Vert.x instance, and passed by constructor; {@link #disabled()} records nothing ({@code metrics.enabled}
+ * false, unit tests).
+ */
+public final class ShineMetrics {
+  /** Vert.x keeps backend registries in a JVM-wide map by name: each node needs a name of its own. */
+  private static final AtomicInteger NODES = new AtomicInteger();
+
+  private final PrometheusMeterRegistry prometheus;
+  private final String registryName;
+
+  private ShineMetrics(PrometheusMeterRegistry prometheus, String registryName) {
+    this.prometheus = prometheus;
+    this.registryName = registryName;
+  }
+
+  /** The meters of the node that {@code config} describes: on its own registry, or none when disabled. */
+  public static ShineMetrics forNode(AppConfig config) {
+    if (!config.metrics().enabled()) {
+      return disabled();
+    }
+    return new ShineMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+        "shine-" + config.serverLogin() + "-" + NODES.incrementAndGet());
+  }
+
+  /** Meters that record nothing, and a Vert.x instance without metrics. */
+  public static ShineMetrics disabled() {
+    return new ShineMetrics(null, null);
+  }
+
+  /** The registry that {@code GET /metrics} scrapes, when metrics are on. */
+  public Optional<PrometheusMeterRegistry> scrapeRegistry() {
+    return Optional.ofNullable(prometheus);
+  }
+
+  /**
+   * A builder of this node's Vert.x instance from {@code options}: with the Micrometer SPI on this registry when
+   * metrics are on. SQL client meters carry the pool's metrics name as the {@code client_namespace} label; no label
+   * that grows with users or connections (event-bus address, HTTP path, remote address) is on.
+   */
+  public VertxBuilder vertxBuilder(VertxOptions options) {
+    if (prometheus == null) {
+      return Vertx.builder().with(options);
+    }
+    MicrometerMetricsOptions metricsOptions = new MicrometerMetricsOptions()
+        .setEnabled(true)
+        .setRegistryName(registryName)
+        .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true))
+        .setJvmMetricsEnabled(true)
+        .addLabels(Label.NAMESPACE);
+    return Vertx.builder().with(options.setMetricsOptions(metricsOptions))
+        .withMetrics(new MicrometerMetricsFactory(prometheus));
+  }
+}
