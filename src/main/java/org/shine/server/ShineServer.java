@@ -66,7 +66,7 @@ public final class ShineServer {
 
   public Future<Void> start() {
     Codecs.register(vertx);
-    SignatureVerifier verifier = new SignatureVerifier(vertx, config.limits().verifyQueue());
+    SignatureVerifier verifier = new SignatureVerifier(vertx, config.limits().verifyQueue(), metrics);
     PerKeyLimit polls = new PerKeyLimit(HUB_POLLS_PER_USER);
     ConnectionBudget connections = new ConnectionBudget(config.limits().maxConnections(),
         config.limits().maxConnectionsPerIp());

@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Set;
 import org.shine.server.bus.Addresses;
 import org.shine.server.config.AppConfig;
+import org.shine.server.metrics.SignatureOp;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Ops;
 import org.shine.server.db.DirectoryRepository;
@@ -64,9 +65,10 @@ public final class DirectoryService {
     } catch (ProtocolException e) {
       return Future.failedFuture(e);
     }
-    return verifier.verify(publicKey, card.signedBytes(), signature).compose(valid -> valid ? store(card, publicKey)
-        : Future.failedFuture(ProtocolException.badRequest(ErrorCode.BAD_SIGNATURE,
-            "card signature does not verify with the card's public key")));
+    return verifier.verify(SignatureOp.CARD, publicKey, card.signedBytes(), signature)
+        .compose(valid -> valid ? store(card, publicKey)
+            : Future.failedFuture(ProtocolException.badRequest(ErrorCode.BAD_SIGNATURE,
+                "card signature does not verify with the card's public key")));
   }
 
   /** Routes that name this server or a configured peer must use the URL this server has for it. */
