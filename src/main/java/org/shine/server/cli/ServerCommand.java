@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigException;
 import org.shine.server.config.ConfigLoader;
+import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.node.ServerNode;
 import org.shine.server.node.ShineServer;
 import org.slf4j.Logger;
@@ -26,16 +27,17 @@ public final class ServerCommand {
   public static int run(String[] args) {
     Args options = Args.parse(args, 0, Set.of("config"));
     AppConfig config = ConfigLoader.load(Path.of(options.required("config")), System.getenv());
+    ShineMetrics metrics = ShineMetrics.forNode(config.serverLogin(), config.metrics().enabled());
     Vertx vertx;
     try {
-      vertx = ServerNode.vertx(config).await();
+      vertx = ServerNode.vertx(config, metrics).await();
     } catch (ConfigException e) {
       throw e;
     } catch (RuntimeException e) {
       LOG.error("cannot start the node: {}", e.toString());
       return 1;
     }
-    ShineServer server = new ShineServer(vertx, config, Clock.systemUTC());
+    ShineServer server = new ShineServer(vertx, config, Clock.systemUTC(), metrics);
     try {
       server.start().await();
     } catch (RuntimeException e) {

@@ -20,6 +20,10 @@ public final class Database {
   private static final String INVALID_CATALOG = "3D000";
   private static final String DUPLICATE_DATABASE = "42P04";
   private static final String POOL_NAME = "shine-pool";
+  /** The {@code client_namespace} label of the shared pool's SQL client meters ({@code vertx_sql_*}). */
+  public static final String SHARED_METRICS_NAME = POOL_NAME;
+  /** The {@code client_namespace} label of the migrations' SQL client meters. */
+  public static final String MIGRATION_METRICS_NAME = "shine-migrations";
 
   private Database() {
   }
@@ -33,8 +37,8 @@ public final class Database {
         .setConnectionTimeoutUnit(TimeUnit.MILLISECONDS)
         .setShared(true)
         .setName(POOL_NAME + ':' + db.host() + ':' + db.port() + '/' + db.database());
-    return PgBuilder.pool().with(poolOptions).with(netOptions(db)).connectingTo(connectOptions(db)).using(vertx)
-        .build();
+    return PgBuilder.pool().with(poolOptions).with(netOptions(db))
+        .connectingTo(connectOptions(db).setMetricsName(SHARED_METRICS_NAME)).using(vertx).build();
   }
 
   /** A TCP connect to PostgreSQL gives up after {@code db.connectTimeoutMs}. */
@@ -67,7 +71,7 @@ public final class Database {
     return ensureDatabaseExists(vertx, db).compose(v -> {
       // migrations may rewrite big tables: no statement timeout for them
       Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1))
-          .connectingTo(connectOptions(db, 0)).using(vertx).build();
+          .connectingTo(connectOptions(db, 0).setMetricsName(MIGRATION_METRICS_NAME)).using(vertx).build();
       return new Migrator(pool).migrate().eventually(pool::close);
     });
   }

@@ -89,7 +89,7 @@ final class CopyStore {
   }
 
   private Future<Void> verify(List<DmContainer> signed, Ed25519Signer.PublicKey authorKey) {
-    return verifier.check(() -> signed.stream().allMatch(c -> c.verifySignature(authorKey)))
+    return verifier.verifyAll(signed, authorKey)
         .compose(valid -> valid ? Future.succeededFuture() : Future.failedFuture(ProtocolException.badRequest(
             ErrorCode.BAD_SIGNATURE, "a container signature does not verify with " + signed.get(0).from()
                 + "'s key")));

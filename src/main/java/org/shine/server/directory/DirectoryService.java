@@ -17,6 +17,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.ServerKeyRepository;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.metrics.SignatureOp;
 import org.shine.server.model.StoredUser;
 import org.shine.server.model.UserCard;
 import org.shine.server.peer.PeerCalls;
@@ -66,9 +67,10 @@ public final class DirectoryService {
     } catch (ProtocolException e) {
       return Future.failedFuture(e);
     }
-    return verifier.verify(publicKey, card.signedBytes(), signature).compose(valid -> valid ? store(card, publicKey)
-        : Future.failedFuture(ProtocolException.badRequest(ErrorCode.BAD_SIGNATURE,
-            "card signature does not verify with the card's public key")));
+    return verifier.verify(SignatureOp.CARD, publicKey, card.signedBytes(), signature)
+        .compose(valid -> valid ? store(card, publicKey)
+            : Future.failedFuture(ProtocolException.badRequest(ErrorCode.BAD_SIGNATURE,
+                "card signature does not verify with the card's public key")));
   }
 
   /** Routes that name this server or a configured peer must use the URL this server has for it. */

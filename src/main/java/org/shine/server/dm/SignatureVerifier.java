@@ -2,50 +2,90 @@ package org.shine.server.dm;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.shine.server.metrics.ShineMetrics;
+import org.shine.server.metrics.SignatureOp;
 
 /**
  * The node's one place for signature checks: each check runs on the worker pool (never on an event loop), and at
  * most {@code limit} checks wait or run at once on the node; beyond that a check fails at once with
- * {@link QueueFullException} (the edge answers 429). Shared by every verticle instance of a node.
+ * {@link QueueFullException} (the edge answers 429). Every verification performed is counted by its
+ * {@link SignatureOp}. Shared by every verticle instance of a node.
  */
 public final class SignatureVerifier {
   private final Vertx vertx;
   private final int limit;
+  private final ShineMetrics metrics;
   private final AtomicInteger pending = new AtomicInteger();
 
-  public SignatureVerifier(Vertx vertx, int limit) {
+  public SignatureVerifier(Vertx vertx, int limit, ShineMetrics metrics) {
     this.vertx = Objects.requireNonNull(vertx);
     if (limit < 1) {
       throw new IllegalArgumentException("limit must be positive");
     }
     this.limit = limit;
+    this.metrics = Objects.requireNonNull(metrics);
+  }
+
+  /** Without counting (unit tests). */
+  public SignatureVerifier(Vertx vertx, int limit) {
+    this(vertx, limit, ShineMetrics.disabled());
   }
 
   /** Verifies one container with its author's key. */
   public Future<Boolean> verify(DmContainer container, Ed25519Signer.PublicKey authorKey) {
-    return check(() -> container.verifySignature(authorKey));
+    return check(opOf(container.kind()), () -> container.verifySignature(authorKey));
+  }
+
+  /** Verifies several containers of one author as one queued task: true when every signature verifies. */
+  public Future<Boolean> verifyAll(List<DmContainer> containers, Ed25519Signer.PublicKey authorKey) {
+    return submit(() -> {
+      for (DmContainer container : containers) {
+        metrics.signatureVerified(opOf(container.kind()));
+        if (!container.verifySignature(authorKey)) {
+          return false;
+        }
+      }
+      return true;
+    });
   }
 
   /** Verifies that {@code signature} signs {@code message} with the raw {@code publicKey}. */
-  public Future<Boolean> verify(byte[] publicKey, byte[] message, byte[] signature) {
-    return check(() -> Ed25519Signer.verify(publicKey, message, signature));
+  public Future<Boolean> verify(SignatureOp op, byte[] publicKey, byte[] message, byte[] signature) {
+    return check(op, () -> Ed25519Signer.verify(publicKey, message, signature));
   }
 
-  /** Runs any signature check (one or several verifications) as one queued task. */
-  public Future<Boolean> check(Callable<Boolean> verification) {
-    if (pending.incrementAndGet() > limit) {
-      pending.decrementAndGet();
-      return Future.failedFuture(new QueueFullException(limit));
-    }
-    return vertx.executeBlocking(verification, false).onComplete(ar -> pending.decrementAndGet());
+  /** Runs one signature verification of kind {@code op} as one queued task. */
+  public Future<Boolean> check(SignatureOp op, Callable<Boolean> verification) {
+    Objects.requireNonNull(op);
+    return submit(() -> {
+      metrics.signatureVerified(op);
+      return verification.call();
+    });
   }
 
   /** Checks waiting or running now. */
   public int pending() {
     return pending.get();
+  }
+
+  private Future<Boolean> submit(Callable<Boolean> task) {
+    if (pending.incrementAndGet() > limit) {
+      pending.decrementAndGet();
+      return Future.failedFuture(new QueueFullException(limit));
+    }
+    return vertx.executeBlocking(task, false).onComplete(ar -> pending.decrementAndGet());
+  }
+
+  private static SignatureOp opOf(DmKind kind) {
+    return switch (kind) {
+      case INCOMING, OUTGOING -> SignatureOp.MESSAGE;
+      case READ_RECEIPT -> SignatureOp.RECEIPT;
+      case TOMBSTONE -> SignatureOp.TOMBSTONE;
+    };
   }
 
   /** More than the limit of signature checks are waiting: nothing was checked, retry later. */

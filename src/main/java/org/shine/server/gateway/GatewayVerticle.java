@@ -3,6 +3,7 @@ package org.shine.server.gateway;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
@@ -14,6 +15,7 @@ import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.http.ServerWebSocketHandshake;
 import io.vertx.core.net.SocketAddress;
 import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -29,6 +31,7 @@ import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.hub.HubRoutes;
 import org.shine.server.hub.HubService;
+import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.peer.ServerIdentity;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Failures;
@@ -41,10 +44,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The WebSocket gateway ({@code /ws}), {@code /health}, {@code /.well-known/shine-server} and the hub's HTTP routes
- * ({@code /hub/v1}): reads envelopes, enforces the connection and session limits, hands each request to the
- * {@link OpDispatcher} and maps every failure to an error frame in one place. Every instance listens on the same
- * port; Vert.x spreads connections over them.
+ * The WebSocket gateway ({@code /ws}), {@code /health}, {@code /metrics}, {@code /.well-known/shine-server} and the
+ * hub's HTTP routes ({@code /hub/v1}): reads envelopes, enforces the connection and session limits, hands each
+ * request to the {@link OpDispatcher} and maps every failure to an error frame in one place. Every instance listens
+ * on the same port; Vert.x spreads connections over them.
  *
  * <p>Limits (PROTOCOL §11): connections per node and per address ({@link ConnectionBudget}, shared by the
  * instances); an anonymous session that sends no request for {@code authTimeoutMs} is closed; every session is
@@ -63,6 +66,7 @@ public final class GatewayVerticle extends VerticleBase {
   private static final short CLOSE_POLICY = 1008;
   private static final short CLOSE_GOING_AWAY = 1001;
   private static final Buffer PING = Buffer.buffer("shine");
+  private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
 
   private final AppConfig config;
   private final Clock clock;
@@ -71,6 +75,7 @@ public final class GatewayVerticle extends VerticleBase {
   private final PerKeyLimit polls;
   private final ConnectionBudget connections;
   private final SendRateLimiter sendRates;
+  private final ShineMetrics metrics;
   private final Set<Session> sessions = new HashSet<>();
   /** Remote addresses (host:port) of this instance's connections that are over the limits. */
   private final Set<String> refused = new HashSet<>();
@@ -87,7 +92,7 @@ public final class GatewayVerticle extends VerticleBase {
   private boolean draining;
 
   public GatewayVerticle(AppConfig config, Clock clock, ServerIdentity identity, SignatureVerifier verifier,
-      PerKeyLimit polls, ConnectionBudget connections, SendRateLimiter sendRates) {
+      PerKeyLimit polls, ConnectionBudget connections, SendRateLimiter sendRates, ShineMetrics metrics) {
     this.config = config;
     this.clock = clock;
     this.identity = identity;
@@ -95,6 +100,7 @@ public final class GatewayVerticle extends VerticleBase {
     this.polls = polls;
     this.connections = connections;
     this.sendRates = sendRates;
+    this.metrics = metrics;
   }
 
   @Override
@@ -121,6 +127,7 @@ public final class GatewayVerticle extends VerticleBase {
         .put("publicKeyB64", identity.publicKeyB64()).put("url", identity.url()).toString();
     router.get("/.well-known/shine-server").handler(ctx -> ctx.response()
         .putHeader("content-type", "application/json").putHeader("cache-control", "no-cache").end(wellKnown));
+    metrics.scrapeRegistry().ifPresent(registry -> router.get("/metrics").handler(ctx -> scrape(ctx, registry)));
     // the hard cap only bounds memory; frames above the configured limit still get a 413 answer
     int hardCap = Math.max(config.limits().maxFrameBytes() * 4, 1 << 20);
     boolean compression = config.limits().webSocketCompression();
@@ -141,6 +148,13 @@ public final class GatewayVerticle extends VerticleBase {
         .requestHandler(router);
     housekeeping = vertx.setPeriodic(housekeepingPeriodMs(), id -> housekeeping());
     return server.listen();
+  }
+
+  /** {@code GET /metrics}: formatting every meter is CPU work that grows with the meters, so not on an event loop. */
+  private void scrape(RoutingContext ctx, PrometheusMeterRegistry registry) {
+    vertx.executeBlocking(registry::scrape, false)
+        .onSuccess(text -> ctx.response().putHeader("content-type", PROMETHEUS_TEXT).end(text))
+        .onFailure(ctx::fail);
   }
 
   /** Drains: refuses new connections and requests, waits for in-flight requests, then closes. */

@@ -10,6 +10,7 @@ import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.metrics.SignatureOp;
 import org.shine.server.model.StoredUser;
 import org.shine.server.peer.ServerIdentity;
 import org.shine.server.peer.ServerLoginCheck;
@@ -71,7 +72,8 @@ final class LoginHandler {
         return Future.failedFuture(new ProtocolException(Status.MISDIRECTED, ErrorCode.NOT_ACCESS_SERVER,
             serverLogin + " is not an access server of " + login));
       }
-      return verifier.check(() -> user.verifier().verify(signed, 0, signed.length, signature, 0));
+      return verifier.check(SignatureOp.AUTH_LOGIN,
+          () -> user.verifier().verify(signed, 0, signed.length, signature, 0));
     }).compose(valid -> {
       if (!valid) {
         return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.BAD_SIGNATURE,

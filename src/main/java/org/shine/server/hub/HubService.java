@@ -14,6 +14,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.HubRepository;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.metrics.SignatureOp;
 import org.shine.server.model.StoredUser;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
@@ -76,7 +77,8 @@ public final class HubService {
             return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NO_CHALLENGE,
                 "no live challenge was issued to " + login + " with that value"));
           }
-          return verifier.check(() -> user.verifier().verify(signed, 0, signed.length, signature, 0))
+          return verifier.check(SignatureOp.HUB_TOKEN,
+                  () -> user.verifier().verify(signed, 0, signed.length, signature, 0))
               .compose(valid -> valid ? hub.subscribe(login, clock.millis())
                   : Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.BAD_SIGNATURE,
                       "the challenge signature does not verify with " + login + "'s key")))

@@ -20,24 +20,25 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigException;
+import org.shine.server.metrics.ShineMetrics;
 
 /**
  * Creates the Vert.x instance of one node: plain, or clustered with Hazelcast when {@code cluster.enabled}, both
  * Hazelcast and the clustered event bus bound to {@code cluster.host} only, the event bus on mutual TLS with
- * {@code cluster.tls}. Called once at start-up, before any event loop runs (it reads the TLS files).
+ * {@code cluster.tls}; its metrics (the Vert.x SPI) go to {@code metrics}. Called once at start-up, before any event
+ * loop runs (it reads the TLS files).
  */
 public final class ServerNode {
   private ServerNode() {
   }
 
-  public static Future<Vertx> vertx(AppConfig config) {
+  public static Future<Vertx> vertx(AppConfig config, ShineMetrics metrics) {
     if (!config.cluster().enabled()) {
-      return Future.succeededFuture(Vertx.vertx());
+      return Future.succeededFuture(metrics.vertxBuilder(new VertxOptions()).build());
     }
     // a TLS file that cannot be read fails this future, before Hazelcast starts
     return Future.<EventBusOptions>future(promise -> promise.complete(eventBus(config.cluster())))
-        .compose(eventBus -> Vertx.builder()
-            .with(new VertxOptions().setEventBusOptions(eventBus))
+        .compose(eventBus -> metrics.vertxBuilder(new VertxOptions().setEventBusOptions(eventBus))
             .withClusterManager(new HazelcastClusterManager(hazelcast(config)))
             .buildClustered());
   }

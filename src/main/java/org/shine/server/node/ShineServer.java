@@ -22,6 +22,7 @@ import org.shine.server.gateway.ConnectionBudget;
 import org.shine.server.gateway.GatewayVerticle;
 import org.shine.server.gateway.SendRateLimiter;
 import org.shine.server.hub.HubVerticle;
+import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.peer.PeerVerticle;
 import org.shine.server.peer.ServerIdentity;
 import org.shine.server.retry.RetryVerticle;
@@ -42,20 +43,28 @@ public final class ShineServer {
   private final Vertx vertx;
   private final AppConfig config;
   private final Clock clock;
+  private final ShineMetrics metrics;
   private final List<String> serviceDeployments = new ArrayList<>();
   private String peerDeployment;
   private String retryDeployment;
   private String gatewayDeployment;
   private ServerIdentity identity;
 
+  /** On a Vert.x instance built without metrics: nothing is counted and {@code /metrics} is not served. */
   public ShineServer(Vertx vertx, AppConfig config, Clock clock) {
+    this(vertx, config, clock, ShineMetrics.disabled());
+  }
+
+  /** {@code metrics} must be the ones {@code vertx} was built with ({@link ServerNode#vertx}). */
+  public ShineServer(Vertx vertx, AppConfig config, Clock clock, ShineMetrics metrics) {
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.clock = Objects.requireNonNull(clock);
+    this.metrics = Objects.requireNonNull(metrics);
   }
 
   public Future<Void> start() {
-    SignatureVerifier verifier = new SignatureVerifier(vertx, config.limits().verifyQueue());
+    SignatureVerifier verifier = new SignatureVerifier(vertx, config.limits().verifyQueue(), metrics);
     PerKeyLimit polls = new PerKeyLimit(HUB_POLLS_PER_USER);
     ConnectionBudget connections = new ConnectionBudget(config.limits().maxConnections(),
         config.limits().maxConnectionsPerIp());
@@ -80,7 +89,7 @@ public final class ShineServer {
         .compose(v -> deploy(() -> new RetryVerticle(config, clock, slots), n.retry()))
         .onSuccess(id -> retryDeployment = id)
         .compose(v -> deploy(() -> new GatewayVerticle(config, clock, identity, verifier, polls, connections,
-            sendRates), n.gateway()))
+            sendRates, metrics), n.gateway()))
         .onSuccess(id -> gatewayDeployment = id)
         .onSuccess(v -> LOG.info("server {} is up at {} (http {}:{})", config.serverLogin(), config.publicUrl(),
             config.http().host(), config.http().port()))

@@ -20,6 +20,7 @@ import org.shine.server.db.ServerKeyRepository;
 import org.shine.server.db.ServerKeyRepository.KnownServer;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.metrics.SignatureOp;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
@@ -125,7 +126,7 @@ final class PeerKeys {
   }
 
   private Future<Boolean> signs(byte[] key, ServerLoginCheck login) {
-    return verifier.verify(key, login.signedBytes(), login.signature());
+    return verifier.verify(SignatureOp.SERVER_LOGIN, key, login.signedBytes(), login.signature());
   }
 
   /** The key served at the HTTP origin of {@code wsUrl}; fails with 401 when it cannot be had. */

@@ -40,6 +40,7 @@ import org.shine.server.client.ShineClient;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigException;
 import org.shine.server.config.ConfigLoader;
+import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.node.ServerNode;
 import org.shine.server.support.Eventually;
 import org.shine.server.support.TestDatabase;
@@ -159,7 +160,7 @@ class ClusterIT {
     String overrides = clustered("127.0.0.1", 5831, Json.MAPPER.createObjectNode().put("keyFile", missing.toString())
         .put("certFile", cert.toString()).put("trustFile", cert.toString()));
 
-    assertThatThrownBy(() -> ServerNode.vertx(config(deployment(), overrides)).await())
+    assertThatThrownBy(() -> ServerNode.vertx(config(deployment(), overrides), ShineMetrics.disabled()).await())
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("cluster.tls.keyFile")
         .hasMessageContaining(missing.toString());
@@ -206,7 +207,7 @@ class ClusterIT {
 
   /** A clustered Vert.x of the deployment without a server on it: only its event bus takes part. */
   private static Vertx bareNode(String login, String overrides) {
-    return ServerNode.vertx(config(login, overrides)).await();
+    return ServerNode.vertx(config(login, overrides), ShineMetrics.disabled()).await();
   }
 
   private static AppConfig config(String login, String overrides) {

@@ -2,6 +2,7 @@ package org.shine.server.dm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.shine.server.metrics.SignatureOp.AUTH_LOGIN;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -31,7 +32,7 @@ class SignatureVerifierTest {
     List<Future<Boolean>> held = new ArrayList<>();
     // GIVEN two checks that hold their places until released
     for (int i = 0; i < 2; i++) {
-      held.add(verifier.check(() -> {
+      held.add(verifier.check(AUTH_LOGIN, () -> {
         release.await();
         return true;
       }));
@@ -39,7 +40,7 @@ class SignatureVerifierTest {
     assertThat(verifier.pending()).isEqualTo(2);
 
     // WHEN a third check arrives
-    Future<Boolean> third = verifier.check(() -> true);
+    Future<Boolean> third = verifier.check(AUTH_LOGIN, () -> true);
 
     // THEN it has already failed, without running, and took no place
     assertThat(third.failed()).isTrue();
@@ -52,7 +53,7 @@ class SignatureVerifierTest {
       assertThat(check.await(10, TimeUnit.SECONDS)).isTrue();
     }
     Eventually.until("every place is given back", 5_000, () -> verifier.pending() == 0);
-    assertThat(verifier.check(() -> true).await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(verifier.check(AUTH_LOGIN, () -> true).await(10, TimeUnit.SECONDS)).isTrue();
     Eventually.until("the place of the last check is given back", 5_000, () -> verifier.pending() == 0);
   }
 
@@ -60,7 +61,7 @@ class SignatureVerifierTest {
   @DisplayName("a check that throws fails its future and still gives its place back")
   void failingCheckReleasesItsPlace(Vertx vertx) {
     SignatureVerifier verifier = new SignatureVerifier(vertx, 1);
-    Future<Boolean> failing = verifier.check(() -> {
+    Future<Boolean> failing = verifier.check(AUTH_LOGIN, () -> {
       throw new IllegalStateException("broken key");
     });
     assertThatThrownBy(() -> failing.await(10, TimeUnit.SECONDS)).hasMessageContaining("broken key");
@@ -77,10 +78,11 @@ class SignatureVerifierTest {
     tampered[10] ^= 1;
     byte[] otherMessage = "SHiNE_AUTH|s2|challenge".getBytes(StandardCharsets.UTF_8);
 
-    assertThat(verifier.verify(key.publicKey(), MESSAGE, signature).await(10, TimeUnit.SECONDS)).isTrue();
-    assertThat(verifier.verify(key.publicKey(), MESSAGE, tampered).await(10, TimeUnit.SECONDS)).isFalse();
-    assertThat(verifier.verify(key.publicKey(), otherMessage, signature).await(10, TimeUnit.SECONDS)).isFalse();
-    assertThat(verifier.verify(KeyFile.generate("mallory").publicKey(), MESSAGE, signature)
+    assertThat(verifier.verify(AUTH_LOGIN, key.publicKey(), MESSAGE, signature).await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(verifier.verify(AUTH_LOGIN, key.publicKey(), MESSAGE, tampered).await(10, TimeUnit.SECONDS)).isFalse();
+    assertThat(verifier.verify(AUTH_LOGIN, key.publicKey(), otherMessage, signature).await(10, TimeUnit.SECONDS))
+        .isFalse();
+    assertThat(verifier.verify(AUTH_LOGIN, KeyFile.generate("mallory").publicKey(), MESSAGE, signature)
         .await(10, TimeUnit.SECONDS)).isFalse();
     Eventually.until("every place is given back", 5_000, () -> verifier.pending() == 0);
   }

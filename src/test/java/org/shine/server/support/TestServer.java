@@ -8,6 +8,7 @@ import java.time.Clock;
 import java.util.Map;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigLoader;
+import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.node.ServerNode;
 import org.shine.server.node.ShineServer;
 import org.shine.server.util.Json;
@@ -45,8 +46,9 @@ public final class TestServer implements AutoCloseable {
       throw new UncheckedIOException(e);
     }
     AppConfig config = ConfigLoader.parse(root.toString(), Map.of());
-    Vertx vertx = ServerNode.vertx(config).await();
-    ShineServer server = new ShineServer(vertx, config, clock);
+    ShineMetrics metrics = ShineMetrics.forNode(config.serverLogin(), config.metrics().enabled());
+    Vertx vertx = ServerNode.vertx(config, metrics).await();
+    ShineServer server = new ShineServer(vertx, config, clock, metrics);
     try {
       server.start().await();
     } catch (RuntimeException e) {
