@@ -205,13 +205,14 @@ bench_args() {
 value() {
   local v
   v=$(tr ' ' '\n' <<< "$2" | sed -n "s/^$1=//p" | head -n 1)
+  [ "$v" = na ] && v=""
   echo "${v:-–}"
 }
 
 # each PREFIX LINE: "name v · name v" over the keys PREFIX<name>=v of a RESULT line.
 each() {
-  tr ' ' '\n' <<< "$2" | sed -n "s/^$1\([^=]*\)=\(.*\)$/\1 \2/p" | sed 's/^shine_bench_//' | paste -sd'|' - \
-    | sed 's/|/ · /g'
+  tr ' ' '\n' <<< "$2" | sed -n "s/^$1\([^=]*\)=\(.*\)$/\1 \2/p" | sed 's/^shine_bench_//; s/ na$/ –/' \
+    | paste -sd'|' - | sed 's/|/ · /g'
 }
 
 # sum PREFIX LINE: the sum of the values of the keys PREFIX* of a RESULT line.
@@ -311,7 +312,7 @@ for scenario in "${scenarios[@]}"; do
       tail -n 20 "$out" >&2
       rows+=("| $label | $load | failed (exit $rc, see run/bench/$scenario-$run.out) |||||||||||||||")
     else
-      grep -E '^(window|send→recipient|accept latency|pairs sent|errors|recipient sessions|  cpu|  transactions)' "$out" >&2 || true
+      grep -E '^(window|send→recipient|accept latency|pairs sent|errors|per second|recipient sessions|  cpu|  transactions|  metric)' "$out" >&2 || true
       rows+=("$(row "$label" "$load" "$line")")
     fi
     if [ "$warm" = 0 ]; then

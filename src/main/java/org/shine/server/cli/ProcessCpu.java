@@ -76,8 +76,9 @@ final class ProcessCpu {
     StringBuilder text = new StringBuilder();
     after.forEach((name, ms) -> {
       double used = ms - before.getOrDefault(name, 0.0);
-      text.append(String.format(Locale.ROOT, "  cpu %-44s %6.0f %% of a core, %7.0f µs per %s%n", label(name),
-          100 * used / 1000 / seconds, units == 0 ? 0 : used * 1000 / units, unit));
+      text.append(String.format(Locale.ROOT, "  cpu %-44s %6.0f %% of a core, %7s µs per %s%n", label(name),
+          100 * used / 1000 / seconds, units == 0 ? "n/a" : String.format(Locale.ROOT, "%.0f", used * 1000 / units),
+          unit));
     });
     return text.toString();
   }

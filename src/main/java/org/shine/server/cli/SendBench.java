@@ -338,6 +338,8 @@ final class SendBench {
         run.measuredArrived.sum(), settings.recipientsOnline() ? Long.toString(lost) : "n/a", settings.graceS(),
         run.duplicates.sum(), run.slotTimeouts.sum(), run.unexpectedPushes.sum());
     System.out.printf(Locale.ROOT, "errors: %s%n", run.errors().isEmpty() ? "none" : run.errors());
+    System.out.printf(Locale.ROOT, "per second from the start (warm-up %d s, then the window of %d s),"
+        + " second:accepted/delivered/errors: %s%n", settings.warmup(), settings.seconds(), run.timeline());
     if (settings.recipientsOnline()) {
       System.out.printf(Locale.ROOT, "recipient sessions still open at the end: %d of %d%n", openSessions,
           setup.recipients().size());
@@ -350,7 +352,7 @@ final class SendBench {
     System.out.print(cpu.report(before.cpu(), after.cpu(), cpuSeconds, pairs, unit));
     Map<String, Double> cpuPerPair = ProcessCpu.perUnit(before.cpu(), after.cpu(), pairs);
     Map<String, Double> commitsPerPair = new LinkedHashMap<>();
-    after.commits().forEach((db, n) -> commitsPerPair.put(db, pairs == 0 ? 0
+    after.commits().forEach((db, n) -> commitsPerPair.put(db, pairs == 0 ? Double.NaN
         : (double) (n - before.commits().getOrDefault(db, n)) / pairs));
     commitsPerPair.forEach((db, perPair) -> System.out.printf(Locale.ROOT,
         "  transactions in %-31s %8.2f per %s%n", db, perPair, unit));
@@ -400,10 +402,10 @@ final class SendBench {
         case ProcessCpu.BENCH -> "bench_us_per_pair";
         default -> "cpu_us_per_pair_" + key(name);
       };
-      result.add(String.format(Locale.ROOT, "%s=%.0f", field, us));
+      result.add(field + "=" + (pairs == 0 ? "na" : String.format(Locale.ROOT, "%.0f", us)));
     });
-    commitsPerPair.forEach((db, perPair) -> result.add(String.format(Locale.ROOT, "commits_per_pair_%s=%.2f",
-        key(db), perPair)));
+    commitsPerPair.forEach((db, perPair) -> result.add("commits_per_pair_" + key(db) + "="
+        + (perPair.isNaN() ? "na" : String.format(Locale.ROOT, "%.2f", perPair))));
     countersPerPair.forEach((name, perPair) -> result.add(String.format(Locale.ROOT, "m_%s=%.3f", key(name),
         perPair)));
     System.out.println(result);

@@ -35,6 +35,8 @@ final class SendRun {
   private static final String CONNECTION_CLOSED = "CONNECTION_CLOSED";
   private static final int ACCEPTED = 1;
   private static final int ARRIVED = 2;
+  /** Seconds after the window that the per-second timeline still covers (the drain and the grace). */
+  private static final int TIMELINE_AFTER_S = 120;
 
   private final Vertx vertx;
   private final long startNanos;
@@ -59,6 +61,9 @@ final class SendRun {
   final LongAdder slotTimeouts = new LongAdder();
   final LongAdder warmupSent = new LongAdder();
   final LongAdder warmupErrors = new LongAdder();
+  private final Timeline accepts;
+  private final Timeline arrivals;
+  private final Timeline failures;
   private final AtomicLong outstanding = new AtomicLong();
   private final AtomicLong printedErrors = new AtomicLong();
 
@@ -73,6 +78,10 @@ final class SendRun {
     this.windowEnd = windowStart + TimeUnit.SECONDS.toNanos(seconds);
     this.freeOnArrival = freeOnArrival;
     this.slotTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(slotTimeoutMs);
+    int timelineSeconds = warmupS + seconds + TIMELINE_AFTER_S;
+    this.accepts = new Timeline(startNanos, timelineSeconds);
+    this.arrivals = new Timeline(startNanos, timelineSeconds);
+    this.failures = new Timeline(startNanos, timelineSeconds);
   }
 
   long windowStart() {
@@ -100,6 +109,7 @@ final class SendRun {
       }
       return;
     }
+    arrivals.count(now);
     if (inWindow(now)) {
       deliveredInWindow.increment();
     }
@@ -194,6 +204,7 @@ final class SendRun {
   private void onAnswer(Flight flight, AsyncResult<JsonNode> answer) {
     long now = System.nanoTime();
     if (answer.succeeded()) {
+      accepts.count(now);
       if (inWindow(now)) {
         acceptedInWindow.increment();
       }
@@ -205,6 +216,7 @@ final class SendRun {
       }
       return;
     }
+    failures.count(now);
     String code = answer.cause() instanceof ShineClientException e ? e.code()
         : answer.cause().getClass().getSimpleName();
     if (CONNECTION_CLOSED.equals(code)) {
@@ -285,6 +297,52 @@ final class SendRun {
     Map<String, Long> sorted = new TreeMap<>();
     states.forEach((state, n) -> sorted.put(state, n.sum()));
     return sorted;
+  }
+
+  /**
+   * Per second since the start, until the last second anything happened: 200 answers / first pushes at the
+   * recipients / error answers, as {@code second:accepted/delivered/errors} — where a stall or a burst shows.
+   */
+  String timeline() {
+    int last = Math.max(accepts.last(), Math.max(arrivals.last(), failures.last()));
+    StringBuilder text = new StringBuilder();
+    for (int second = 0; second <= last; second++) {
+      text.append(second == 0 ? "" : " ").append(second + 1).append(':').append(accepts.at(second)).append('/')
+          .append(arrivals.at(second)).append('/').append(failures.at(second));
+    }
+    return text.toString();
+  }
+
+  /** Counts per second since a start. */
+  private static final class Timeline {
+    private final long startNanos;
+    private final LongAdder[] seconds;
+
+    Timeline(long startNanos, int length) {
+      this.startNanos = startNanos;
+      this.seconds = new LongAdder[length];
+      for (int i = 0; i < length; i++) {
+        seconds[i] = new LongAdder();
+      }
+    }
+
+    void count(long nanos) {
+      long second = TimeUnit.NANOSECONDS.toSeconds(nanos - startNanos);
+      seconds[(int) Math.max(0, Math.min(seconds.length - 1, second))].increment();
+    }
+
+    long at(int second) {
+      return seconds[second].sum();
+    }
+
+    int last() {
+      for (int i = seconds.length - 1; i >= 0; i--) {
+        if (seconds[i].sum() > 0) {
+          return i;
+        }
+      }
+      return -1;
+    }
   }
 
   /** One pair sent: its answer and its arrival at the recipient session both land here. */
