@@ -393,7 +393,8 @@ final class SendBench {
     result.add("slot_timeouts=" + run.slotTimeouts.sum());
     result.add("errors=" + run.errorCount());
     run.errors().forEach((code, n) -> result.add("error_" + key(code) + "=" + n));
-    result.add("sessions_open=" + openSessions + "/" + setup.recipients().size());
+    result.add("sessions_open=" + (settings.recipientsOnline() ? openSessions + "/" + setup.recipients().size()
+        : "na"));
     result.add("per=" + (settings.recipientsOnline() ? "delivered" : "accepted"));
     cpuPerPair.forEach((name, us) -> {
       String field = switch (name) {
