@@ -236,10 +236,13 @@ row() {
 }
 
 errors_of() {
-  local n codes
+  local n codes unanswered
   n=$(value errors "$1")
   codes=$(tr ' ' '\n' <<< "$1" | sed -n 's/^error_\([^=]*\)=\(.*\)$/\1 \2/p' | paste -sd',' - | sed 's/,/, /g')
-  if [ -n "$codes" ]; then echo "$n ($codes)"; else echo "$n"; fi
+  [ -n "$codes" ] && n="$n ($codes)"
+  unanswered=$(value unanswered "$1")
+  case "$unanswered" in 0|–) ;; *) n="$n; $unanswered never answered" ;; esac
+  echo "$n"
 }
 
 table_header() {

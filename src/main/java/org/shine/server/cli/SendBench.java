@@ -146,6 +146,7 @@ final class SendBench {
       sleepUntil(run.windowEnd());
       Sample after = sample(cpu, commits, metrics, setup.servers(), settings.metrics());
       awaitLoad(load);
+      awaitAnswers(run);
       awaitArrivals(run, settings);
       long openSessions = openSessions(setup.recipients());
       return report(settings, setup, run, before, after, cpu, openSessions);
@@ -286,6 +287,14 @@ final class SendBench {
     }
   }
 
+  /** Waits until every send is answered, for at most {@link #ANSWER_WAIT_S}. */
+  private static void awaitAnswers(SendRun run) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ANSWER_WAIT_S);
+    while (run.unanswered() > 0 && System.nanoTime() < deadline) {
+      sleepQuietly(50);
+    }
+  }
+
   /** Waits until every measured pair accepted has arrived, for at most the grace after the answers. */
   private static void awaitArrivals(SendRun run, Settings settings) {
     if (!settings.recipientsOnline()) {
@@ -337,7 +346,8 @@ final class SendBench {
             + " pushes of unknown pairs %d%n", run.measuredSent.sum(), run.measuredAccepted.sum(), run.states(),
         run.measuredArrived.sum(), settings.recipientsOnline() ? Long.toString(lost) : "n/a", settings.graceS(),
         run.duplicates.sum(), run.slotTimeouts.sum(), run.unexpectedPushes.sum());
-    System.out.printf(Locale.ROOT, "errors: %s%n", run.errors().isEmpty() ? "none" : run.errors());
+    System.out.printf(Locale.ROOT, "errors: %s%s%n", run.errors().isEmpty() ? "none" : run.errors(),
+        run.unanswered() == 0 ? "" : "; sends never answered: " + run.unanswered());
     System.out.printf(Locale.ROOT, "per second from the start (warm-up %d s, then the window of %d s),"
         + " second:accepted/delivered/errors: %s%n", settings.warmup(), settings.seconds(), run.timeline());
     if (settings.recipientsOnline()) {
@@ -392,6 +402,7 @@ final class SendBench {
     result.add("dup=" + run.duplicates.sum());
     result.add("slot_timeouts=" + run.slotTimeouts.sum());
     result.add("errors=" + run.errorCount());
+    result.add("unanswered=" + run.unanswered());
     run.errors().forEach((code, n) -> result.add("error_" + key(code) + "=" + n));
     result.add("sessions_open=" + (settings.recipientsOnline() ? openSessions + "/" + setup.recipients().size()
         : "na"));
@@ -410,7 +421,7 @@ final class SendBench {
     countersPerPair.forEach((name, perPair) -> result.add(String.format(Locale.ROOT, "m_%s=%.3f", key(name),
         perPair)));
     System.out.println(result);
-    return run.errorCount() == 0 && lost == 0 && run.duplicates.sum() == 0 ? 0 : 1;
+    return run.errorCount() == 0 && lost == 0 && run.duplicates.sum() == 0 && run.unanswered() == 0 ? 0 : 1;
   }
 
   /** A RESULT key part: letters, digits and single underscores. */

@@ -185,8 +185,10 @@ final class SendRun {
     }
     Flight flight = launch(sender, sender.next(), now);
     openSlots.add(flight);
+    outstanding.incrementAndGet();
     sender.client.sendPair(flight.pair).onComplete(ar -> {
       onAnswer(flight, ar);
+      outstanding.decrementAndGet();
       if (ar.failed() || !freeOnArrival) {
         freeSlot(flight, false);
       }
@@ -266,6 +268,11 @@ final class SendRun {
 
   private static long micros(long nanos) {
     return Math.max(1, Math.min(HIGHEST_MICROS, TimeUnit.NANOSECONDS.toMicros(nanos)));
+  }
+
+  /** Sends not answered yet (in a closed loop freed on arrival, a slot may move on before its answer comes). */
+  long unanswered() {
+    return outstanding.get();
   }
 
   /** Measured pairs answered 200 that have not arrived (yet). */
