@@ -7,42 +7,107 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * CPU time of processes from {@code /proc/<pid>/stat} (user + system, in clock ticks of 1/100 s, Linux's USER_HZ):
  * named server processes, this load generator, and every PostgreSQL process of the machine taken together.
  */
 final class ProcessCpu {
+  /** Key of this load generator's own process in a sample. */
+  static final String BENCH = "bench";
+  /** Key of all PostgreSQL processes of the machine in a sample. */
+  static final String POSTGRES = "postgres";
+  /** Key of the PostgreSQL backends connected to the named databases (without the shared background processes). */
+  static final String POSTGRES_BACKENDS = "postgres_backends";
   private static final double TICK_MS = 10.0;
-  private final Map<String, List<Long>> groups = new LinkedHashMap<>();
+  private final Map<String, Long> servers = new LinkedHashMap<>();
+  private final Set<String> databases;
 
-  /** {@code servers}: pids of server processes to report one by one. */
-  ProcessCpu(List<String> servers) {
-    for (String pid : servers) {
-      groups.put("server " + pid, List.of(Long.parseLong(pid)));
+  /**
+   * {@code servers}: server processes to report one by one, each {@code NAME=PID} (the name keys its figures) or a
+   * bare {@code PID} (named {@code pid<PID>}); {@code databases}: the backends serving these are also summed
+   * apart, since other databases of the same PostgreSQL may be busy with work that is not the bench's.
+   */
+  ProcessCpu(List<String> servers, List<String> databases) {
+    this.databases = Set.copyOf(databases);
+    for (String server : servers) {
+      int eq = server.indexOf('=');
+      String name = eq < 0 ? "pid" + server : server.substring(0, eq);
+      String pid = eq < 0 ? server : server.substring(eq + 1);
+      try {
+        this.servers.put(name, Long.parseLong(pid));
+      } catch (NumberFormatException e) {
+        throw new Args.UsageException("--server-pid takes PID or NAME=PID: " + server);
+      }
     }
-    groups.put("load generator", List.of(ProcessHandle.current().pid()));
   }
 
-  /** CPU milliseconds so far of each group (PostgreSQL's processes found now). */
+  /** The server names, in the order given. */
+  List<String> serverNames() {
+    return List.copyOf(servers.keySet());
+  }
+
+  /** CPU milliseconds so far of each server, of {@link #BENCH} and of {@link #POSTGRES} (its processes found now). */
   Map<String, Double> sample() {
     Map<String, Double> cpu = new LinkedHashMap<>();
-    groups.forEach((name, pids) -> cpu.put(name, ticks(pids) * TICK_MS));
-    cpu.put("postgresql (all backends)", ticks(postgresPids()) * TICK_MS);
+    servers.forEach((name, pid) -> cpu.put(name, ticks(List.of(pid)) * TICK_MS));
+    cpu.put(BENCH, ticks(List.of(ProcessHandle.current().pid())) * TICK_MS);
+    List<Long> postgres = postgresPids();
+    cpu.put(POSTGRES, ticks(postgres) * TICK_MS);
+    if (!databases.isEmpty()) {
+      cpu.put(POSTGRES_BACKENDS, ticks(postgres.stream().filter(this::servesDatabase).toList()) * TICK_MS);
+    }
     return cpu;
   }
 
-  /** One line per group: CPU % of one core over the window and CPU µs per unit of work. */
-  static String report(Map<String, Double> before, Map<String, Double> after, double seconds, long units,
-      String unit) {
+  /** CPU µs of each key per unit of work between two samples. */
+  static Map<String, Double> perUnit(Map<String, Double> before, Map<String, Double> after, long units) {
+    Map<String, Double> perUnit = new LinkedHashMap<>();
+    after.forEach((name, ms) -> perUnit.put(name, units == 0 ? 0 : (ms - before.getOrDefault(name, 0.0)) * 1000
+        / units));
+    return perUnit;
+  }
+
+  /** One line per key: CPU % of one core over the window and CPU µs per unit of work. */
+  String report(Map<String, Double> before, Map<String, Double> after, double seconds, long units, String unit) {
     StringBuilder text = new StringBuilder();
     after.forEach((name, ms) -> {
       double used = ms - before.getOrDefault(name, 0.0);
-      text.append(String.format(java.util.Locale.ROOT, "  cpu %-26s %6.0f %% of a core, %7.0f µs per %s%n", name,
-          100 * used / 1000 / seconds, units == 0 ? 0 : used * 1000 / units, unit));
+      text.append(String.format(Locale.ROOT, "  cpu %-44s %6.0f %% of a core, %7s µs per %s%n", label(name),
+          100 * used / 1000 / seconds, units == 0 ? "n/a" : String.format(Locale.ROOT, "%.0f", used * 1000 / units),
+          unit));
     });
     return text.toString();
+  }
+
+  private String label(String name) {
+    if (servers.containsKey(name)) {
+      return "server " + name + " (pid " + servers.get(name) + ")";
+    }
+    return switch (name) {
+      case BENCH -> "load generator";
+      case POSTGRES -> "postgresql (all its processes)";
+      default -> "postgresql backends of " + String.join(",", new java.util.TreeSet<>(databases));
+    };
+  }
+
+  /** A backend's process title reads {@code postgres: 15/main: USER DATABASE HOST(PORT) STATE}. */
+  private boolean servesDatabase(long pid) {
+    try {
+      String title = new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
+          java.nio.charset.StandardCharsets.UTF_8).replace('\0', ' ');
+      for (String word : title.split(" +")) {
+        if (databases.contains(word)) {
+          return true;
+        }
+      }
+      return false;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   private static long ticks(List<Long> pids) {

@@ -1,0 +1,342 @@
+#!/usr/bin/env bash
+# The standard benchmark set (issue 9): `bench send` against servers this script starts itself, with live recipient
+# sessions, and a Markdown table of the results written into docs/BENCHMARKS.md (between the bench.sh markers) and
+# printed.
+#   scripts/bench.sh [--runs N] [--seconds S] [--warmup S] [--only S1,S1-offline,S1-open,S2,S2-open] [--warm]
+#                    [--keep-db] [--no-write]
+# Scenarios: 50 senders × 50 recipients, 200-byte bodies, compression offered by every client session.
+#   S1          one server; recipients online on it; closed loop, 10 in flight per sender, slot freed on arrival
+#   S1-offline  the same with recipients offline (slot freed on the 200 answer)
+#   S1-open     S1 as an open loop at 1,500 pairs/s
+#   S2          four servers s1..s4 (own databases, each a pinned peer of the others); senders' routes [s1,s2],
+#               recipients' [s3,s4]; sessions on s1 and s3; closed loop as S1
+#   S2-open     S2 as an open loop at 500 pairs/s
+# Defaults: --runs 1, --seconds 20, --warmup 5. Each run starts its servers on fresh databases (shine_bench_s1..s4)
+# and stops them after; --warm keeps one start per topology for all its runs. --keep-db leaves the databases and
+# --no-write leaves docs/BENCHMARKS.md alone. Servers listen on 127.0.0.1:7301..7304 (SHINE_BENCH_PORT_BASE=7300);
+# logs, configs, keys and each run's full output are in run/bench/.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+DIR="$ROOT/run/bench"
+DOC="$ROOT/docs/BENCHMARKS.md"
+BEGIN_MARK='<!-- bench.sh:begin -->'
+END_MARK='<!-- bench.sh:end -->'
+PORT_BASE="${SHINE_BENCH_PORT_BASE:-7300}"
+ALL_SCENARIOS=(S1 S1-offline S1-open S2 S2-open)
+
+runs=1
+seconds=20
+warmup=5
+only=""
+warm=0
+keep_db=0
+write=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) runs="$2"; shift 2 ;;
+    --seconds) seconds="$2"; shift 2 ;;
+    --warmup) warmup="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
+    --warm) warm=1; shift ;;
+    --keep-db) keep_db=1; shift ;;
+    --no-write) write=0; shift ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option $1 (see scripts/bench.sh --help)" ;;
+  esac
+done
+[[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "--runs takes a positive number"
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || die "--seconds takes a positive number"
+[[ "$warmup" =~ ^[0-9]+$ ]] || die "--warmup takes a number"
+
+scenarios=()
+if [ -z "$only" ]; then
+  scenarios=("${ALL_SCENARIOS[@]}")
+else
+  IFS=',' read -r -a wanted <<< "$only"
+  for s in "${wanted[@]}"; do
+    [[ " ${ALL_SCENARIOS[*]} " == *" $s "* ]] || die "unknown scenario $s (known: ${ALL_SCENARIOS[*]})"
+  done
+  # keep the standard order, so each topology's scenarios run together
+  for s in "${ALL_SCENARIOS[@]}"; do
+    [[ ",$only," == *",$s,"* ]] && scenarios+=("$s")
+  done
+fi
+
+topology_of() { case "$1" in S1*) echo one ;; *) echo four ;; esac; }
+servers_of() { case "$1" in one) echo s1 ;; four) echo s1 s2 s3 s4 ;; esac; }
+port_of() { echo $((PORT_BASE + ${1#s})); }
+url_of() { echo "ws://127.0.0.1:$(port_of "$1")/ws"; }
+db_of() { echo "shine_bench_$1"; }
+key_file() { echo "$DIR/$1.key"; }
+public_key_of() { sed -n 's/.*"publicKeyB64" *: *"\([^"]*\)".*/\1/p' "$(key_file "$1")"; }
+psql_admin() { PGPASSWORD="${SHINE_DB_PASSWORD:-}" psql -h "$DB_HOST" -p "$DB_PORT" -U "$DB_USER" -d postgres "$@"; }
+
+# A server of this run: default settings but for its address, database and peers (the other servers of its
+# topology, their keys pinned as scripts/federation.sh does).
+write_config() {
+  local name="$1" topology="$2" peers="" other
+  for other in $(servers_of "$topology"); do
+    [ "$other" = "$name" ] && continue
+    peers="$peers${peers:+,}{\"serverLogin\":\"$other\",\"url\":\"$(url_of "$other")\",\"publicKeyB64\":\"$(public_key_of "$other")\"}"
+  done
+  cat > "$DIR/$name.json" <<JSON
+{
+  "serverLogin": "$name",
+  "http": {"host": "127.0.0.1", "port": $(port_of "$name")},
+  "publicUrl": "$(url_of "$name")",
+  "serverKeyFile": "$(key_file "$name")",
+  "db": {"host": "$DB_HOST", "port": $DB_PORT, "database": "$(db_of "$name")", "user": "$DB_USER", "password": "${SHINE_DB_PASSWORD:-}"},
+  "peers": [$peers]
+}
+JSON
+}
+
+started=()
+
+pid_of() { cat "$DIR/$1.pid"; }
+
+start_servers() {
+  local topology="$1" name port
+  for name in $(servers_of "$topology"); do
+    port=$(port_of "$name")
+    if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
+      die "something already answers on port $port; stop it or set SHINE_BENCH_PORT_BASE"
+    fi
+    [ -f "$(key_file "$name")" ] || java -jar "$JAR" keygen --out "$(key_file "$name")" >/dev/null
+  done
+  for name in $(servers_of "$topology"); do
+    psql_admin -qc "DROP DATABASE IF EXISTS $(db_of "$name") WITH (FORCE)" >&2
+    psql_admin -qc "CREATE DATABASE $(db_of "$name")" >&2
+    write_config "$name" "$topology"
+    # the server's log starts afresh with each start, so the session lines below are this start's
+    nohup java ${SHINE_JAVA_OPTS:-} -jar "$JAR" server --config "$DIR/$name.json" > "$DIR/$name.log" 2>&1 &
+    echo $! > "$DIR/$name.pid"
+    started+=("$name")
+  done
+  for name in $(servers_of "$topology"); do
+    port=$(port_of "$name")
+    for _ in $(seq 1 120); do
+      curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+      kill -0 "$(pid_of "$name")" 2>/dev/null || die "$name exited; see $DIR/$name.log"
+      sleep 0.5
+    done
+    curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 || die "$name did not become healthy; see $DIR/$name.log"
+  done
+  [ "$topology" = four ] && wait_sessions
+  log "servers up: $(for n in $(servers_of "$topology"); do printf '%s (pid %s) ' "$n" "$(pid_of "$n")"; done)"
+}
+
+# In the federation every server waits until the three others have logged in to it (their peer connections).
+wait_sessions() {
+  local name other missing
+  for _ in $(seq 1 80); do
+    missing=""
+    for name in s1 s2 s3 s4; do
+      for other in s1 s2 s3 s4; do
+        [ "$other" = "$name" ] && continue
+        grep -q "server session authenticated \[serverLogin: $other," "$DIR/$name.log" || missing="$missing $other→$name"
+      done
+    done
+    [ -z "$missing" ] && return 0
+    sleep 0.5
+  done
+  log "warning: server sessions still missing:$missing"
+}
+
+stop_servers() {
+  local name pid
+  for name in "${started[@]}"; do
+    [ -f "$DIR/$name.pid" ] || continue
+    pid=$(pid_of "$name")
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for name in "${started[@]}"; do
+    [ -f "$DIR/$name.pid" ] || continue
+    pid=$(pid_of "$name")
+    for _ in $(seq 1 60); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.5
+    done
+    kill -0 "$pid" 2>/dev/null && { log "$name did not stop in 30 s; killing"; kill -KILL "$pid" 2>/dev/null || true; }
+    rm -f "$DIR/$name.pid"
+  done
+  started=()
+}
+
+drop_databases() {
+  local name
+  [ "$keep_db" = 1 ] && return 0
+  for name in s1 s2 s3 s4; do
+    psql_admin -qc "DROP DATABASE IF EXISTS $(db_of "$name") WITH (FORCE)" >/dev/null 2>&1 || true
+  done
+}
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  stop_servers
+  drop_databases
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The bench send command line of a scenario.
+bench_args() {
+  local scenario="$1" topology name
+  topology=$(topology_of "$scenario")
+  local args=(bench send --scenario "$scenario" --clients 50 --window 10 --body 200 --compression offer
+    --seconds "$seconds" --warmup "$warmup" --server "$(url_of s1)")
+  case "$scenario" in
+    S1-offline) args+=(--recipients offline) ;;
+    S1-open) args+=(--rate 1500) ;;
+    S2-open) args+=(--rate 500) ;;
+  esac
+  if [ "$topology" = four ]; then
+    args+=(--sender-sibling "$(url_of s2)" --recipient-server "$(url_of s3)" --recipient-server "$(url_of s4)")
+  fi
+  for name in $(servers_of "$topology"); do
+    args+=(--server-pid "$name=$(pid_of "$name")" --db-name "$(db_of "$name")")
+  done
+  printf '%s\n' "${args[@]}"
+}
+
+# value KEY LINE: the value of KEY=... in a RESULT line ("–" when absent).
+value() {
+  local v
+  v=$(tr ' ' '\n' <<< "$2" | sed -n "s/^$1=//p" | head -n 1)
+  [ "$v" = na ] && v=""
+  echo "${v:-–}"
+}
+
+# each PREFIX LINE: "name v · name v" over the keys PREFIX<name>=v of a RESULT line.
+each() {
+  tr ' ' '\n' <<< "$2" | sed -n "s/^$1\([^=]*\)=\(.*\)$/\1 \2/p" | sed 's/^shine_bench_//; s/ na$/ –/' \
+    | paste -sd'|' - | sed 's/|/ · /g'
+}
+
+# sum PREFIX LINE: the sum of the values of the keys PREFIX* of a RESULT line.
+sum() {
+  tr ' ' '\n' <<< "$2" | sed -n "s/^$1[^=]*=\(.*\)$/\1/p" | awk '{ s += $1; n++ } END { if (n) printf "%.2f", s; else printf "–" }'
+}
+
+row() {
+  local label="$1" load="$2" line="$3" lat accept servers commits statements verifications
+  lat="$(value p50_ms "$line") / $(value p90_ms "$line") / $(value p99_ms "$line") / $(value max_ms "$line")"
+  accept="$(value accept_p50_ms "$line") / $(value accept_p99_ms "$line")"
+  servers=$(each cpu_us_per_pair_ "$line")
+  commits=$(each commits_per_pair_ "$line")
+  statements=$(sum m_s[0-9]*_shine_db_statements_total "$line")
+  verifications=$(sum m_s[0-9]*_shine_signature_verifications_total "$line")
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+    "$label" "$load" "$(value accepted_per_s "$line")" "$(value delivered_per_s "$line")" "$lat" "$accept" \
+    "$(value lost "$line")" "$(value dup "$line")" "$(errors_of "$line")" "$(value sessions_open "$line")" \
+    "${servers:-–}" "$(value pg_us_per_pair "$line")" "$(value pg_backends_us_per_pair "$line")" \
+    "$(value bench_us_per_pair "$line")" "${commits:-–}" "$statements / $verifications"
+}
+
+errors_of() {
+  local n codes unanswered
+  n=$(value errors "$1")
+  codes=$(tr ' ' '\n' <<< "$1" | sed -n 's/^error_\([^=]*\)=\(.*\)$/\1 \2/p' | paste -sd',' - | sed 's/,/, /g')
+  [ -n "$codes" ] && n="$n ($codes)"
+  unanswered=$(value unanswered "$1")
+  case "$unanswered" in 0|–) ;; *) n="$n; $unanswered never answered" ;; esac
+  echo "$n"
+}
+
+table_header() {
+  echo '| scenario | load avg | accepted/s | delivered/s | send→recipient ms p50 / p90 / p99 / max | accept ms p50 / p99 | lost | dup | errors | sessions open | server CPU µs/pair | PG µs/pair (all) | PG µs/pair (bench DBs) | bench µs/pair | transactions/pair | metrics: DB statements / signature checks per pair |'
+  echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'
+}
+
+machine() {
+  local model mem java_version pg_version
+  model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+  mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
+  java_version=$(java -version 2>&1 | head -n 1 | sed 's/.*version "\([^"]*\)".*/\1/')
+  pg_version=$(psql_admin -tAc 'SHOW server_version' 2>/dev/null | awk '{print $1}')
+  echo "$(nproc) cores (${model:-unknown CPU}), $mem, OpenJDK ${java_version:-?}, PostgreSQL ${pg_version:-?}"
+}
+
+commit_of() {
+  local c
+  c=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  if [ "$c" != unknown ] && ! git -C "$ROOT" diff --quiet HEAD -- src pom.xml 2>/dev/null; then
+    c="$c (with uncommitted changes to src/pom.xml)"
+  fi
+  echo "$c"
+}
+
+# Replaces the text between the markers (markers included) with $1, or appends a section holding it.
+write_section() {
+  local block="$1" tmp
+  tmp=$(mktemp)
+  if grep -qF "$BEGIN_MARK" "$DOC" && grep -qF "$END_MARK" "$DOC"; then
+    BLOCK="$block" awk -v b="$BEGIN_MARK" -v e="$END_MARK" '
+      $0 == b { print ENVIRON["BLOCK"]; skip = 1; next }
+      $0 == e { skip = 0; next }
+      !skip { print }' "$DOC" > "$tmp"
+  else
+    { cat "$DOC"; printf '\n## The standard set: scripts/bench.sh\n\n%s\n' "$block"; } > "$tmp"
+  fi
+  cat "$tmp" > "$DOC"
+  rm -f "$tmp"
+}
+
+command -v curl >/dev/null || apt_install curl
+ensure_toolchain
+ensure_postgres
+command -v psql >/dev/null || apt_install postgresql-client
+ensure_jar
+mkdir -p "$DIR"
+started_at=$(date -u '+%Y-%m-%d %H:%M UTC')
+rows=()
+current=""
+for scenario in "${scenarios[@]}"; do
+  topology=$(topology_of "$scenario")
+  for run in $(seq 1 "$runs"); do
+    if [ "$warm" = 0 ] || [ "$current" != "$topology" ]; then
+      stop_servers
+      start_servers "$topology"
+      current="$topology"
+    fi
+    label="$scenario"
+    [ "$runs" -gt 1 ] && label="$scenario #$run"
+    out="$DIR/$scenario-$run.out"
+    mapfile -t args < <(bench_args "$scenario")
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    log "$label: java -jar target/shine-server.jar ${args[*]}"
+    rc=0
+    timeout $((seconds + warmup + 600)) java -jar "$JAR" "${args[@]}" > "$out" 2>&1 || rc=$?
+    line=$(grep '^RESULT ' "$out" | tail -n 1 || true)
+    if [ -z "$line" ]; then
+      log "$label: no RESULT line (exit $rc); see $out"
+      tail -n 20 "$out" >&2
+      rows+=("| $label | $load | failed (exit $rc, see run/bench/$scenario-$run.out) |||||||||||||||")
+    else
+      grep -E '^(window|send→recipient|accept latency|pairs sent|errors|per second|recipient sessions|  cpu|  transactions|  metric)' "$out" >&2 || true
+      rows+=("$(row "$label" "$load" "$line")")
+    fi
+    if [ "$warm" = 0 ]; then
+      stop_servers
+    fi
+  done
+done
+stop_servers
+
+table=$(table_header; printf '%s\n' "${rows[@]}")
+block=$(cat <<EOF
+$BEGIN_MARK
+Last written by \`scripts/bench.sh --runs $runs --seconds $seconds --warmup $warmup${only:+ --only $only}$([ "$warm" = 1 ] && echo ' --warm')\`
+on $started_at; commit $(commit_of); $(machine); load average (1 min) at each run's start in the table.
+
+$table
+$END_MARK
+EOF
+)
+echo "$table"
+if [ "$write" = 1 ]; then
+  write_section "$block"
+  log "table written into $DOC"
+fi
