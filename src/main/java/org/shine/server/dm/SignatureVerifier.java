@@ -22,6 +22,8 @@ public final class SignatureVerifier {
       throw new IllegalArgumentException("limit must be positive");
     }
     this.limit = limit;
+    // chooses the Ed25519 provider now, so that the startup log names it, rather than on the first check
+    Ed25519Verifiers.active();
   }
 
   /** Verifies one container with its author's key. */
