@@ -1,5 +1,7 @@
 package org.shine.server.dm;
 
+import java.util.HexFormat;
+
 /**
  * The byte-level rules every verification applies before any provider is asked, so that the providers are only
  * ever asked about inputs on which they agree (docs/BENCHMARKS.md, "Ed25519 verification"): a key must be a
@@ -76,7 +78,7 @@ final class Ed25519Rules {
   }
 
   private static byte[] littleEndian(String bigEndianHex) {
-    byte[] big = java.util.HexFormat.of().parseHex(bigEndianHex);
+    byte[] big = HexFormat.of().parseHex(bigEndianHex);
     byte[] little = new byte[big.length];
     for (int i = 0; i < big.length; i++) {
       little[i] = big[big.length - 1 - i];

@@ -6,6 +6,7 @@ import java.security.PublicKey;
 import java.security.Signature;
 import java.security.spec.X509EncodedKeySpec;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 import org.bouncycastle.math.ec.rfc8032.Ed25519;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -53,7 +54,7 @@ public class Ed25519VerifyBenchmark {
     bytes = container.bytes();
     signedLength = container.signedLength();
     rawKey = Ed25519Signer.publicKeyOf(
-        java.util.HexFormat.of().parseHex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"));
+        HexFormat.of().parseHex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"));
     bcPoint = Ed25519.validatePublicKeyPartialExport(rawKey, 0);
     jcaKey = jcaKey(rawKey);
     for (int i = 0; i < KEYS; i++) {
@@ -127,7 +128,7 @@ public class Ed25519VerifyBenchmark {
   }
 
   private static PublicKey jcaKey(byte[] raw) throws GeneralSecurityException {
-    byte[] spki = Arrays.copyOf(java.util.HexFormat.of().parseHex("302a300506032b6570032100"), 44);
+    byte[] spki = Arrays.copyOf(HexFormat.of().parseHex("302a300506032b6570032100"), 44);
     System.arraycopy(raw, 0, spki, 12, 32);
     return KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(spki));
   }
