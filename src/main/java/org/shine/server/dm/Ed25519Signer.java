@@ -1,9 +1,18 @@
 package org.shine.server.dm;
 
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
 import java.security.SecureRandom;
+import java.security.spec.X509EncodedKeySpec;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.Optional;
 import org.bouncycastle.math.ec.rfc8032.Ed25519;
 
-/** Ed25519 key generation, signing and verification on raw 32-byte keys and 64-byte signatures (BouncyCastle). */
+/**
+ * Ed25519 key generation and signing (BouncyCastle) and verification (ACCP or BouncyCastle, see
+ * {@link Ed25519Verifiers}) on raw 32-byte keys and 64-byte signatures.
+ */
 public final class Ed25519Signer {
   public static final int PUBLIC_KEY_SIZE = Ed25519.PUBLIC_KEY_SIZE;
   public static final int PRIVATE_KEY_SIZE = Ed25519.SECRET_KEY_SIZE;
@@ -44,22 +53,19 @@ public final class Ed25519Signer {
 
   /** True when {@code signature} (64 bytes at {@code sigOffset}) signs the message range with {@code publicKey}. */
   public static boolean verify(byte[] publicKey, byte[] message, int offset, int length, byte[] signature, int sigOffset) {
-    if (publicKey == null || publicKey.length != PUBLIC_KEY_SIZE || signature == null
-        || signature.length - sigOffset < SIGNATURE_SIZE) {
-      return false;
-    }
-    return Ed25519.verify(signature, sigOffset, publicKey, 0, message, offset, length);
+    return publicKey(publicKey).verify(message, offset, length, signature, sigOffset);
   }
 
   public static boolean verify(byte[] publicKey, byte[] message, byte[] signature) {
-    return verify(publicKey, message, 0, message.length, signature, 0);
+    return verify(publicKey, message, 0, message == null ? 0 : message.length, signature, 0);
   }
 
-  /** A public key decoded once, for many verifications (skips the point decompression of each). */
+  /**
+   * A public key decoded once, for many verifications. Decoding is deferred to the first verification, which runs
+   * on the worker pool, and kept.
+   */
   public static PublicKey publicKey(byte[] publicKey) {
-    Ed25519.PublicPoint point = publicKey != null && publicKey.length == PUBLIC_KEY_SIZE
-        ? Ed25519.validatePublicKeyPartialExport(publicKey, 0) : null;
-    return new PublicKey(publicKey == null ? new byte[0] : publicKey.clone(), point);
+    return new PublicKey(publicKey == null ? new byte[0] : publicKey.clone());
   }
 
   private static void requireLength(byte[] bytes, int length, String what) {
@@ -68,14 +74,21 @@ public final class Ed25519Signer {
     }
   }
 
-  /** A decoded public key; {@code point} is null when the bytes are not a valid key (nothing verifies). */
+  /**
+   * A public key as the verifiers need it. Nothing verifies with a key that {@link Ed25519Rules} rejects (wrong
+   * length, non-canonical, small order) or that names no point.
+   */
   public static final class PublicKey {
+    private static final byte[] X509_PREFIX = HexFormat.of().parseHex("302a300506032b6570032100");
     private final byte[] encoded;
-    private final Ed25519.PublicPoint point;
+    private final boolean acceptable;
+    // decoded on first use; a race decodes twice to equal values, which is harmless
+    private volatile Optional<Ed25519.PublicPoint> point;
+    private volatile Optional<java.security.PublicKey> jcaKey;
 
-    private PublicKey(byte[] encoded, Ed25519.PublicPoint point) {
+    private PublicKey(byte[] encoded) {
       this.encoded = encoded;
-      this.point = point;
+      this.acceptable = Ed25519Rules.acceptsKey(encoded);
     }
 
     public byte[] encoded() {
@@ -84,8 +97,44 @@ public final class Ed25519Signer {
 
     /** True when the 64-byte signature at {@code sigOffset} signs the message range with this key. */
     public boolean verify(byte[] message, int offset, int length, byte[] signature, int sigOffset) {
-      return point != null && signature != null && signature.length - sigOffset >= SIGNATURE_SIZE
-          && Ed25519.verify(signature, sigOffset, point, message, offset, length);
+      return verify(Ed25519Verifiers.active(), message, offset, length, signature, sigOffset);
+    }
+
+    /** As {@link #verify(byte[], int, int, byte[], int)} by the given verifier (tests run every one). */
+    boolean verify(Ed25519Verifier verifier, byte[] message, int offset, int length, byte[] signature, int sigOffset) {
+      return acceptable && Ed25519Rules.acceptsSignature(signature, sigOffset) && message != null && offset >= 0
+          && length >= 0 && offset <= message.length - length
+          && verifier.verify(this, message, offset, length, signature, sigOffset);
+    }
+
+    /** BouncyCastle's decoded point, or null when the key is not acceptable or names no point. */
+    Ed25519.PublicPoint point() {
+      Optional<Ed25519.PublicPoint> decoded = point;
+      if (decoded == null) {
+        decoded = Optional.ofNullable(acceptable ? Ed25519.validatePublicKeyPartialExport(encoded, 0) : null);
+        point = decoded;
+      }
+      return decoded.orElse(null);
+    }
+
+    /** The key as a JCA key (X.509 SubjectPublicKeyInfo read by the JDK), or null when it cannot be one. */
+    java.security.PublicKey jcaKey() {
+      Optional<java.security.PublicKey> decoded = jcaKey;
+      if (decoded == null) {
+        decoded = Optional.ofNullable(acceptable ? toJcaKey(encoded) : null);
+        jcaKey = decoded;
+      }
+      return decoded.orElse(null);
+    }
+
+    private static java.security.PublicKey toJcaKey(byte[] raw) {
+      byte[] spki = Arrays.copyOf(X509_PREFIX, X509_PREFIX.length + raw.length);
+      System.arraycopy(raw, 0, spki, X509_PREFIX.length, raw.length);
+      try {
+        return KeyFactory.getInstance("Ed25519").generatePublic(new X509EncodedKeySpec(spki));
+      } catch (GeneralSecurityException e) {
+        return null;
+      }
     }
   }
 

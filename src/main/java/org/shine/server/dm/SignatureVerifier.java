@@ -28,6 +28,8 @@ public final class SignatureVerifier {
     }
     this.limit = limit;
     this.metrics = Objects.requireNonNull(metrics);
+    // chooses the Ed25519 provider now, so that the startup log names it, rather than on the first check
+    Ed25519Verifiers.active();
   }
 
   /** Without counting (unit tests). */
