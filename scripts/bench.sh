@@ -13,7 +13,7 @@
 #   S2-open     S2 as an open loop at 500 pairs/s
 # Defaults: --runs 1, --seconds 20, --warmup 5. Each run starts its servers on fresh databases (shine_bench_s1..s4)
 # and stops them after; --warm keeps one start per topology for all its runs. --keep-db leaves the databases and
-# --no-write leaves docs/BENCHMARKS.md alone. Servers listen on 127.0.0.1:7301..7304 (SHINE_BENCH_PORT_BASE=7300);
+# --no-write leaves docs/BENCHMARKS.md alone. SHINE_BENCH_S1_RATE / SHINE_BENCH_S2_RATE change the open loops' rates. Servers listen on 127.0.0.1:7301..7304 (SHINE_BENCH_PORT_BASE=7300);
 # logs, configs, keys and each run's full output are in run/bench/.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -189,8 +189,8 @@ bench_args() {
     --seconds "$seconds" --warmup "$warmup" --server "$(url_of s1)")
   case "$scenario" in
     S1-offline) args+=(--recipients offline) ;;
-    S1-open) args+=(--rate 1500) ;;
-    S2-open) args+=(--rate 500) ;;
+    S1-open) args+=(--rate "${SHINE_BENCH_S1_RATE:-1500}") ;;
+    S2-open) args+=(--rate "${SHINE_BENCH_S2_RATE:-500}") ;;
   esac
   if [ "$topology" = four ]; then
     args+=(--sender-sibling "$(url_of s2)" --recipient-server "$(url_of s3)" --recipient-server "$(url_of s4)")

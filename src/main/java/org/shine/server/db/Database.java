@@ -61,6 +61,10 @@ public final class Database {
         .setCachePreparedStatements(true)
         .setPipeliningLimit(256)
         .setReconnectAttempts(0);
+    // keyed statements only: a cached plan made while a table was small must not become a hash or merge join over
+    // a scan of the whole table as it grows (nested loops over the keys, each an index probe, stay cheap)
+    options.addProperty("enable_hashjoin", "off");
+    options.addProperty("enable_mergejoin", "off");
     // a run-time parameter in the startup message: PostgreSQL applies it to the whole session
     options.addProperty("statement_timeout", Long.toString(statementTimeoutMs));
     return options;

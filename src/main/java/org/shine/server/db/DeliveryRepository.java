@@ -37,15 +37,18 @@ public final class DeliveryRepository {
 
   /*
    * The results of concurrent attempts in one statement (one commit): each row only if it is still the one its
-   * attempt claimed (same row version, still accepted). Keys are distinct within a batch.
+   * attempt claimed (same row version, still accepted). Keys are distinct within a batch. Each row is found by a
+   * primary-key probe and updated through its ctid, so the plan never turns into a scan of every accepted row (the
+   * partial index matches "state = 'accepted'" too); a row updated meanwhile fails the row-version recheck.
    */
   private static final String FINISH_ALL =
       "UPDATE dm_delivery d SET state = f.state, attempts = f.attempts, next_attempt_at_ms = f.next_attempt_at_ms,"
           + " lease_until_ms = NULL, row_version = d.row_version + 1, updated_at_ms = $7"
+          + " FROM (SELECT f.*, (SELECT x.ctid FROM dm_delivery x WHERE x.base_key = f.base_key"
+          + " AND x.revision = f.revision) AS tid"
           + " FROM unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::int4[], $6::int8[])"
-          + " AS f(base_key, revision, row_version, state, attempts, next_attempt_at_ms)"
-          + " WHERE d.base_key = f.base_key AND d.revision = f.revision AND d.row_version = f.row_version"
-          + " AND d.state = 'accepted'"
+          + " AS f(base_key, revision, row_version, state, attempts, next_attempt_at_ms)) f"
+          + " WHERE d.ctid = f.tid AND d.row_version = f.row_version AND d.state = 'accepted'"
           + " RETURNING d.base_key, d.revision";
 
   /*

@@ -27,11 +27,17 @@ import org.shine.server.model.StoredCopy;
  * items. Reads and writes take many copies at once so concurrent requests share one round trip.
  */
 public final class DmRepository {
+  /*
+   * One primary-key probe per requested key, whatever the statistics say: a prepared statement's plan is made
+   * once, often while the table is still small, and a hash join over a scan of the whole table would then cost
+   * more with every message stored.
+   */
   private static final String FIND_COPIES =
-      "SELECT m.owner, m.base_key, m.revision, m.blob, m.pair_blob, d.state"
+      "SELECT m.owner, m.base_key, m.revision, m.blob, m.pair_blob, m.state"
           + " FROM unnest($1::text[], $2::text[]) AS k(owner, base_key)"
-          + " JOIN dm_message m ON m.owner = k.owner AND m.base_key = k.base_key"
-          + " LEFT JOIN dm_delivery d ON d.base_key = m.base_key AND d.revision = m.revision";
+          + " CROSS JOIN LATERAL (SELECT c.owner, c.base_key, c.revision, c.blob, c.pair_blob,"
+          + " (SELECT d.state FROM dm_delivery d WHERE d.base_key = c.base_key AND d.revision = c.revision) AS state"
+          + " FROM dm_message c WHERE c.owner = k.owner AND c.base_key = k.base_key) m";
 
   /*
    * One statement, hence one atomic transaction, for a whole batch: upsert the copies (a higher revision replaces

@@ -29,17 +29,24 @@ public final class SyncRepository {
   private static final String SHARED_ROUTE =
       " AND EXISTS (SELECT 1 FROM user_access_servers_current m WHERE m.login = r.login AND m.server_login = $3)";
   /*
+   * Both updates below find each row by a key probe and update it through its ctid: their cost follows the batch,
+   * never the backlog (a cached plan made while the table was small could otherwise scan it).
+   */
+  /*
    * A pair the owner's sibling has acknowledged by ReceiveOutcomingMessage (the forward of seed §4 step 7) needs no
    * sync: its outbox item (type 1) is marked synced, for a batch of forwards at once.
    */
   private static final String MARK_FORWARDED =
       "UPDATE sync_outbox o SET synced = true"
-          + " FROM unnest($1::text[], $2::text[], $3::int8[]) AS f(owner, base_key, revision)"
-          + " WHERE o.owner = f.owner AND o.item_type = " + PAIR + " AND o.item_key = f.base_key AND o.revision = f.revision"
-          + " AND NOT o.synced";
+          + " FROM (SELECT (SELECT x.ctid FROM sync_outbox x WHERE x.owner = f.owner AND x.item_type = " + PAIR
+          + " AND x.item_key = f.base_key AND x.revision = f.revision) AS tid"
+          + " FROM unnest($1::text[], $2::text[], $3::int8[]) AS f(owner, base_key, revision)) f"
+          + " WHERE o.ctid = f.tid AND NOT o.synced";
   private static final String ACK =
-      "UPDATE sync_outbox SET synced = true WHERE sync_id = ANY($2::int8[]) AND NOT synced"
-          + " AND owner IN (" + SHARED_OWNERS + ")";
+      "UPDATE sync_outbox o SET synced = true"
+          + " FROM (SELECT (SELECT x.ctid FROM sync_outbox x WHERE x.sync_id = a.id) AS tid"
+          + " FROM unnest($2::int8[]) AS a(id)) a"
+          + " WHERE o.ctid = a.tid AND NOT o.synced AND o.owner IN (" + SHARED_OWNERS + ")";
   /*
    * A page walks each shared owner's unsynced items through the partial index sync_outbox_unsynced
    * (owner, sync_id) and merges them by sync_id, so its cost follows the page size rather than the backlog;
