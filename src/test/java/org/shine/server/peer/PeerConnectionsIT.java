@@ -144,11 +144,17 @@ class PeerConnectionsIT {
     // GIVEN the peer's port now takes TCP connections and drops them: no WebSocket can open
     peer.close();
     java.util.concurrent.atomic.AtomicInteger accepted = new java.util.concurrent.atomic.AtomicInteger();
-    io.vertx.core.net.NetServer refuser = vertx.createNetServer().connectHandler(socket -> {
-      accepted.incrementAndGet();
-      socket.close();
+    io.vertx.core.net.NetServer[] refusers = new io.vertx.core.net.NetServer[1];
+    // the port was just given up by the stub: take it as soon as the system lets us
+    Eventually.until("the refuser listens on the peer's port", WAIT_MS, () -> {
+      io.vertx.core.net.NetServer candidate = vertx.createNetServer().connectHandler(socket -> {
+        accepted.incrementAndGet();
+        socket.close();
+      });
+      refusers[0] = candidate;
+      return await(candidate.listen(port, "127.0.0.1").map(true).otherwise(false));
     });
-    await(refuser.listen(port, "127.0.0.1"));
+    io.vertx.core.net.NetServer refuser = refusers[0];
     opened.onClose(() -> refuser.close().await());
     Eventually.until("the node has found the peer down", WAIT_MS, () -> {
       Future<PeerResponse> probe = call(server, peer.url(), Ops.GET_DM_DELIVERY_STATUS);
@@ -167,7 +173,16 @@ class PeerConnectionsIT {
 
     // WHEN the peer answers again, THEN the node notices by itself and says so
     await(refuser.close());
-    StubPeer back = StubPeer.start(vertx, port).named("s9").acceptEverything();
+    StubPeer[] started = new StubPeer[1];
+    Eventually.until("the peer listens again on its port", WAIT_MS, () -> {
+      try {
+        started[0] = StubPeer.start(vertx, port);
+        return true;
+      } catch (Exception portStillTaken) {
+        return false;
+      }
+    });
+    StubPeer back = started[0].named("s9").acceptEverything();
     opened.onClose(back::close);
     Eventually.until("peer.up names the peer", WAIT_MS, () -> returned.contains(peer.url()));
     assertThat(await(call(server, peer.url(), Ops.GET_DM_DELIVERY_STATUS)).payload().isObject()).isTrue();
