@@ -29,12 +29,10 @@ public final class SyncRepository {
   private static final String SHARED_ROUTE =
       " AND EXISTS (SELECT 1 FROM user_access_servers_current m WHERE m.login = r.login AND m.server_login = $3)";
   /*
-   * Both updates below find each row by a key probe and update it through its ctid: their cost follows the batch,
-   * never the backlog (a cached plan made while the table was small could otherwise scan it).
-   */
-  /*
    * A pair the owner's sibling has acknowledged by ReceiveOutcomingMessage (the forward of seed §4 step 7) needs no
-   * sync: its outbox item (type 1) is marked synced, for a batch of forwards at once.
+   * sync: its outbox item (type 1) is marked synced, for a batch of forwards at once. This update and the ACK below
+   * find each row by a key probe and update it through its ctid: their cost follows the batch, never the backlog (a
+   * cached plan made while the table was small could otherwise scan it).
    */
   private static final String MARK_FORWARDED =
       "UPDATE sync_outbox o SET synced = true"

@@ -22,8 +22,6 @@ import org.shine.server.util.Json;
  */
 final class DeliveryModule {
   static final long DIRECTORY_TTL_MS = 30_000;
-  /** Beyond the attempt itself: time for an attempt to wait in the engine's queue before the answer says accepted. */
-  private static final long ENGINE_ANSWER_SLACK_MS = 10_000;
   final DirectoryCache directory;
   final DmRepository messages;
   final DeliveryRepository deliveries;
@@ -47,9 +45,7 @@ final class DeliveryModule {
     this.copies = new CopyStore(messages, clock, verifier, config.delivery().queueCapacity());
     this.peers = new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs());
     this.signals = new SignalStore(vertx, new SignalRepository(pool), frames, clock, verifier);
-    // an attempt may ask the sibling, then call the routes, then record: three call timeouts at most
-    this.engine = new EngineClient(vertx.eventBus(), slots,
-        3 * config.delivery().callTimeoutMs() + ENGINE_ANSWER_SLACK_MS);
+    this.engine = new EngineClient(vertx.eventBus(), slots, config.delivery());
     this.intake = new PairIntake(config, directory, copies, engine, clock);
   }
 

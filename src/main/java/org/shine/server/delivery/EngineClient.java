@@ -8,6 +8,7 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import java.util.Objects;
 import org.shine.server.bus.Addresses;
+import org.shine.server.config.AppConfig;
 import org.shine.server.model.DeliveryState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,10 +25,15 @@ public final class EngineClient {
   private final AttemptSlots slots;
   private final DeliveryOptions options;
 
-  public EngineClient(EventBus bus, AttemptSlots slots, long answerTimeoutMs) {
+  /** Beyond the attempt itself: time for an attempt to wait in the engine's queue before the answer says accepted. */
+  private static final long QUEUE_SLACK_MS = 10_000;
+
+  /** An attempt may ask the sibling, then call the routes, then record: three call timeouts, plus the queue. */
+  public EngineClient(EventBus bus, AttemptSlots slots, AppConfig.Delivery delivery) {
     this.bus = Objects.requireNonNull(bus);
     this.slots = Objects.requireNonNull(slots);
-    this.options = new DeliveryOptions().setLocalOnly(true).setSendTimeout(answerTimeoutMs);
+    this.options = new DeliveryOptions().setLocalOnly(true)
+        .setSendTimeout(3 * delivery.callTimeoutMs() + QUEUE_SLACK_MS);
   }
 
   /** Takes a place for an attempt about to be handed over; false when the node's engine is full. */

@@ -30,8 +30,7 @@ public final class RetryVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    // the engine answers within the attempt's own bounds; the worker only waits to know when a tick is over
-    EngineClient engine = new EngineClient(vertx.eventBus(), slots, 3 * config.delivery().callTimeoutMs() + 10_000);
+    EngineClient engine = new EngineClient(vertx.eventBus(), slots, config.delivery());
     worker = new RetryWorker(config, new DeliveryRepository(Database.sharedPool(vertx, config.db())), engine, clock);
     timer = vertx.setPeriodic(config.delivery().workerPeriodMs(), id -> worker.tick());
     return vertx.eventBus().<String>localConsumer(Addresses.PEER_UP, m -> worker.serverReturned(m.body()))
