@@ -12,12 +12,12 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.shine.server.config.AppConfig;
+import org.shine.server.db.DeliveryRepository;
 import org.shine.server.db.DeliveryRepository.AttemptResult;
 import org.shine.server.db.DeliveryRepository.RowKey;
-import org.shine.server.db.DeliveryRepository;
 import org.shine.server.db.MicroBatcher;
-import org.shine.server.db.SyncRepository.ForwardedPair;
 import org.shine.server.db.SyncRepository;
+import org.shine.server.db.SyncRepository.ForwardedPair;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.dm.DmCodec;
 import org.shine.server.dm.DmContainer;
@@ -80,9 +80,10 @@ public final class DeliveryEngine {
     this.clock = Objects.requireNonNull(clock);
     this.slots = Objects.requireNonNull(slots);
     this.schedule = DeliverySchedule.of(config.delivery());
-    // every queued attempt holds a slot, so these queues never hold more than the slots allow
+    // every result comes from an attempt that still holds its slot, so this queue never overflows
     this.results = new MicroBatcher<>(this::recordBatch, AttemptResult::key, MAX_BATCH, CONCURRENT_BATCHES,
         slots.capacity());
+    // forwards hold no slot: beyond this bound a forward's mark is refused and sync carries the pair instead
     this.forwards = new MicroBatcher<>(batch -> outbox.markForwarded(batch).map(n -> batch.stream()
         .map(p -> Boolean.TRUE).toList()), p -> p, MAX_BATCH, CONCURRENT_BATCHES, slots.capacity());
   }
@@ -93,11 +94,6 @@ public final class DeliveryEngine {
     queue.add(new Queued(request, promise));
     drain();
     return promise.future();
-  }
-
-  /** Attempts running or waiting now. */
-  int load() {
-    return running + queue.size();
   }
 
   private void drain() {

@@ -47,7 +47,8 @@ public final class DeliveryEngineVerticle extends VerticleBase {
     LocalRecordCodec.register(vertx, AttemptRequest.class, ForwardRequest.class, DeliveryState.class);
     Pool pool = Database.sharedPool(vertx, config.db());
     Frames frames = new Frames(Json.MAPPER);
-    DirectoryCache directory = new DirectoryCache(vertx, new DirectoryRepository(pool), DeliveryModule.DIRECTORY_TTL_MS);
+    DirectoryCache directory = new DirectoryCache(vertx, new DirectoryRepository(pool),
+        DeliveryModule.DIRECTORY_TTL_MS);
     CopyStore copies = new CopyStore(new DmRepository(pool), clock, verifier, config.delivery().queueCapacity());
     SignalStore signals = new SignalStore(vertx, new SignalRepository(pool), frames, clock, verifier);
     DeliveryEngine engine = new DeliveryEngine(vertx, config, directory, new DeliveryRepository(pool),

@@ -7,11 +7,12 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
 import org.shine.server.config.AppConfig;
+import org.shine.server.db.DeliveryRepository;
 import org.shine.server.db.DeliveryRepository.AttemptResult;
 import org.shine.server.db.DeliveryRepository.ClaimedDelivery;
 import org.shine.server.db.DeliveryRepository.RowKey;
-import org.shine.server.db.DeliveryRepository;
 import org.shine.server.delivery.AttemptRequest;
 import org.shine.server.delivery.DeliveryTask;
 import org.shine.server.delivery.EngineClient;
@@ -108,8 +109,8 @@ public final class RetryWorker {
     return Math.min(engine.free(), config.delivery().maxInFlight());
   }
 
-  private Future<Integer> runAll(List<ClaimedDelivery> claimed, java.util.function.Function<ClaimedDelivery,
-      DeliveryTask> taskOf, long now) {
+  private Future<Integer> runAll(List<ClaimedDelivery> claimed, Function<ClaimedDelivery, DeliveryTask> taskOf,
+      long now) {
     List<Future<?>> runs = new ArrayList<>(claimed.size());
     List<AttemptResult> replaced = new ArrayList<>();
     for (ClaimedDelivery row : claimed) {
