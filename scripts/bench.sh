@@ -226,7 +226,9 @@ row() {
   accept="$(value accept_p50_ms "$line") / $(value accept_p99_ms "$line")"
   servers=$(each cpu_us_per_pair_ "$line")
   commits=$(each commits_per_pair_ "$line")
-  statements=$(sum m_s[0-9]*_shine_db_statements_total "$line")
+  statements=$(tr ' ' '\n' <<< "$line" | sed -n 's/^m_\(s[0-9]*\)_sql_statements=\(.*\)$/\1 \2/p' | paste -sd'|' - \
+    | sed 's/|/ · /g')
+  statements=${statements:-–}
   verifications=$(sum m_s[0-9]*_shine_signature_verifications_total "$line")
   printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
     "$label" "$load" "$(value accepted_per_s "$line")" "$(value delivered_per_s "$line")" "$lat" "$accept" \
@@ -246,7 +248,7 @@ errors_of() {
 }
 
 table_header() {
-  echo '| scenario | load avg | accepted/s | delivered/s | send→recipient ms p50 / p90 / p99 / max | accept ms p50 / p99 | lost | dup | errors | sessions open | server CPU µs/pair | PG µs/pair (all) | PG µs/pair (bench DBs) | bench µs/pair | transactions/pair | metrics: DB statements / signature checks per pair |'
+  echo '| scenario | load avg | accepted/s | delivered/s | send→recipient ms p50 / p90 / p99 / max | accept ms p50 / p99 | lost | dup | errors | sessions open | server CPU µs/pair | PG µs/pair (all) | PG µs/pair (bench DBs) | bench µs/pair | transactions/pair | metrics: SQL statements per pair (per server) / signature checks per pair (all) |'
   echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'
 }
 

@@ -14,9 +14,14 @@ import java.util.Set;
 
 /**
  * The {@code shine_*} counters a server serves at {@code GET /metrics} (Prometheus text format) on the HTTP origin of
- * its WebSocket URL. A server without the endpoint (404, refused, unreadable) yields no counters, silently.
+ * its WebSocket URL, and the number of SQL statements its pools have run ({@value #SQL_STATEMENTS}: the count of the
+ * Vert.x SQL client's {@code vertx_sql_processing_time_seconds} over every pool). A server without the endpoint (404,
+ * refused, unreadable) yields no counters, silently.
  */
 final class MetricsScrape {
+  /** The key of the statements count: one per statement (or batch) the server's SQL clients sent. */
+  static final String SQL_STATEMENTS = "sql_statements";
+  private static final String SQL_PROCESSED = "vertx_sql_processing_time_seconds_count";
   private static final long TIMEOUT_MS = 5_000;
   private final HttpClient http;
 
@@ -24,7 +29,10 @@ final class MetricsScrape {
     this.http = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) TIMEOUT_MS));
   }
 
-  /** Every {@code shine_*} counter sample of the server at {@code wsUrl}, keyed {@code name{labels}}. */
+  /**
+   * Every {@code shine_*} counter sample of the server at {@code wsUrl}, keyed {@code name{labels}}, and
+   * {@value #SQL_STATEMENTS}.
+   */
   Future<Map<String, Double>> counters(String wsUrl) {
     URI uri = URI.create(wsUrl);
     boolean secure = "wss".equals(uri.getScheme());
@@ -44,7 +52,8 @@ final class MetricsScrape {
 
   /**
    * The samples of counter families named {@code shine_*}: those a {@code # TYPE} line declares {@code counter}, and
-   * samples ending {@code _total} where no {@code # TYPE} line says otherwise.
+   * samples ending {@code _total} where no {@code # TYPE} line says otherwise; and the SQL clients' statements summed
+   * over their pools as {@value #SQL_STATEMENTS} (absent when the page has none).
    */
   static Map<String, Double> parse(String text) {
     Set<String> counterFamilies = new HashSet<>();
@@ -58,6 +67,14 @@ final class MetricsScrape {
           if (parts[3].equals("counter")) {
             counterFamilies.add(parts[2]);
           }
+        }
+        continue;
+      }
+      if (line.startsWith(SQL_PROCESSED + "{") || line.startsWith(SQL_PROCESSED + " ")) {
+        int labelsEnd = line.charAt(SQL_PROCESSED.length()) == '{' ? line.lastIndexOf('}') + 1 : SQL_PROCESSED.length();
+        Double value = sampleValue(line.substring(labelsEnd));
+        if (value != null) {
+          samples.merge(SQL_STATEMENTS, value, Double::sum);
         }
         continue;
       }
@@ -77,13 +94,21 @@ final class MetricsScrape {
       if (!counter) {
         continue;
       }
-      String[] rest = line.substring(valueStart).trim().split("\\s+");
-      try {
-        samples.put(line.substring(0, valueStart), Double.parseDouble(rest[0]));
-      } catch (NumberFormatException | ArrayIndexOutOfBoundsException e) {
-        // not a sample line after all
+      Double value = sampleValue(line.substring(valueStart));
+      if (value != null) {
+        samples.put(line.substring(0, valueStart), value);
       }
     }
     return samples;
+  }
+
+  /** The value of a sample line's rest (value, then an optional timestamp), or null when it is not a number. */
+  private static Double sampleValue(String rest) {
+    String[] parts = rest.trim().split("\\s+");
+    try {
+      return Double.parseDouble(parts[0]);
+    } catch (NumberFormatException e) {
+      return null;
+    }
   }
 }
