@@ -3,7 +3,7 @@
 # sessions, and a Markdown table of the results written into docs/BENCHMARKS.md (between the bench.sh markers) and
 # printed.
 #   scripts/bench.sh [--runs N] [--seconds S] [--warmup S] [--only S1,S1-offline,S1-open,S2,S2-open] [--warm]
-#                    [--keep-db] [--no-write]
+#                    [--keep-db] [--no-write] [--jfr]
 # Scenarios: 50 senders × 50 recipients, 200-byte bodies, compression offered by every client session.
 #   S1          one server; recipients online on it; closed loop, 10 in flight per sender, slot freed on arrival
 #   S1-offline  the same with recipients offline (slot freed on the 200 answer)
@@ -13,8 +13,10 @@
 #   S2-open     S2 as an open loop at 500 pairs/s
 # Defaults: --runs 1, --seconds 20, --warmup 5. Each run starts its servers on fresh databases (shine_bench_s1..s4)
 # and stops them after; --warm keeps one start per topology for all its runs. --keep-db leaves the databases and
-# --no-write leaves docs/BENCHMARKS.md alone. SHINE_BENCH_S1_RATE / SHINE_BENCH_S2_RATE change the open loops' rates. Servers listen on 127.0.0.1:7301..7304 (SHINE_BENCH_PORT_BASE=7300);
-# logs, configs, keys and each run's full output are in run/bench/.
+# --no-write leaves docs/BENCHMARKS.md alone. --jfr records every server with Java Flight Recorder (settings=profile)
+# during each run's measured window into run/bench/<scenario>-<run>-<server>.jfr (read with `jfr print` or JMC).
+# SHINE_BENCH_S1_RATE / SHINE_BENCH_S2_RATE change the open loops' rates. Servers listen on 127.0.0.1:7301..7304
+# (SHINE_BENCH_PORT_BASE=7300); logs, configs, keys and each run's full output are in run/bench/.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 DIR="$ROOT/run/bench"
@@ -31,6 +33,7 @@ only=""
 warm=0
 keep_db=0
 write=1
+jfr=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
     --warm) warm=1; shift ;;
     --keep-db) keep_db=1; shift ;;
     --no-write) write=0; shift ;;
+    --jfr) jfr=1; shift ;;
     -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see scripts/bench.sh --help)" ;;
   esac
@@ -292,6 +296,22 @@ ensure_postgres
 command -v psql >/dev/null || apt_install postgresql-client
 ensure_jar
 mkdir -p "$DIR"
+# record_window OUT TOPOLOGY PREFIX: once the bench in OUT starts its measured window, a flight recording of every
+# server of TOPOLOGY for the window's length, into PREFIX-<server>.jfr.
+record_window() {
+  local out="$1" topology="$2" prefix="$3" name waited=0
+  until grep -q '^measuring for' "$out" 2>/dev/null; do
+    sleep 0.2
+    waited=$((waited + 1))
+    [ "$waited" -gt $(( (warmup + 600) * 5 )) ] && return 0
+  done
+  for name in $(servers_of "$topology"); do
+    jcmd "$(pid_of "$name")" JFR.start name=bench settings=profile duration="${seconds}s" \
+      filename="$prefix-$name.jfr" > /dev/null || log "jfr: could not start a recording of $name"
+  done
+  log "jfr: recording $(servers_of "$topology" | tr '\n' ' ')for ${seconds} s into $prefix-*.jfr"
+}
+
 started_at=$(date -u '+%Y-%m-%d %H:%M UTC')
 rows=()
 current=""
@@ -310,7 +330,14 @@ for scenario in "${scenarios[@]}"; do
     load=$(cut -d' ' -f1 /proc/loadavg)
     log "$label: java -jar target/shine-server.jar ${args[*]}"
     rc=0
+    : > "$out"
+    recorder=""
+    if [ "$jfr" = 1 ]; then
+      record_window "$out" "$topology" "$DIR/$scenario-$run" &
+      recorder=$!
+    fi
     timeout $((seconds + warmup + 600)) java -jar "$JAR" "${args[@]}" > "$out" 2>&1 || rc=$?
+    [ -z "$recorder" ] || wait "$recorder" || true
     line=$(grep '^RESULT ' "$out" | tail -n 1 || true)
     if [ -z "$line" ]; then
       log "$label: no RESULT line (exit $rc); see $out"
