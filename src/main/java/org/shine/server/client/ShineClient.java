@@ -40,6 +40,7 @@ public final class ShineClient {
   private WebSocket socket;
   private final AtomicLong nextId = new AtomicLong();
   private volatile Consumer<JsonNode> rawListener = frame -> { };
+  private volatile boolean closed;
 
   private ShineClient(Vertx vertx, boolean offerCompression) {
     this.vertx = vertx;
@@ -62,7 +63,10 @@ public final class ShineClient {
     return client.wsClient.connect(WsUrls.connectOptions(url)).map(ws -> {
       client.socket = ws;
       ws.textMessageHandler(client::onFrame);
-      ws.closeHandler(v -> client.failPending("connection closed"));
+      ws.closeHandler(v -> {
+        client.closed = true;
+        client.failPending("connection closed");
+      });
       return client;
     });
   }
@@ -92,6 +96,11 @@ public final class ShineClient {
       }
     });
     return promise.future();
+  }
+
+  /** True once the connection is closed (by either side or lost): requests on it fail at once. */
+  public boolean closed() {
+    return closed;
   }
 
   /** True when the server accepted permessage-deflate for this connection. */
