@@ -80,8 +80,8 @@ class StorageOutageIT {
       assertThat(ready(server).statusCode()).isEqualTo(200);
 
       // WHEN the database refuses connections and its backends are cut
-      database.refuseConnections();
       log.clear();
+      database.refuseConnections();
 
       // THEN a send and a read answer 503 STORAGE_UNAVAILABLE, each well before the bus timeout
       SignedPair during = pair(alice, bob, clock, "sent during the outage");
