@@ -32,6 +32,10 @@ import org.shine.server.util.WsUrls;
  * handed to a listener, and helpers that sign cards, logins and message pairs. Used by the CLI and the tests.
  */
 public final class ShineClient {
+  /** The error code of a request that got no answer in time (status 0: nothing came from the server). */
+  public static final String TIMEOUT = "TIMEOUT";
+  /** The error code of a request whose connection closed before its answer (status 0). */
+  public static final String CONNECTION_CLOSED = "CONNECTION_CLOSED";
   private static final SecureRandom RANDOM = new SecureRandom();
   private final Vertx vertx;
   private final WebSocketClient wsClient;
@@ -85,6 +89,14 @@ public final class ShineClient {
 
   /** Sends a request; succeeds with the payload of a 200, fails with {@link ShineClientException} otherwise. */
   public Future<JsonNode> request(String op, JsonNode payload) {
+    return request(op, payload, 0);
+  }
+
+  /**
+   * As {@link #request(String, JsonNode)}, failing with status 0 {@link #TIMEOUT} when no answer comes within
+   * {@code timeoutMs} (0: wait as long as the connection lives). A late answer is then ignored.
+   */
+  public Future<JsonNode> request(String op, JsonNode payload, long timeoutMs) {
     String requestId = "c-" + nextId.incrementAndGet();
     ObjectNode frame = Json.MAPPER.createObjectNode();
     frame.put("op", op).put("requestId", requestId).set("payload", payload);
@@ -95,6 +107,14 @@ public final class ShineClient {
         promise.tryFail(failure);
       }
     });
+    if (timeoutMs > 0) {
+      long timer = vertx.setTimer(timeoutMs, id -> {
+        if (pending.remove(requestId) != null) {
+          promise.tryFail(new ShineClientException(0, TIMEOUT, op + " got no answer within " + timeoutMs + " ms"));
+        }
+      });
+      promise.future().onComplete(ar -> vertx.cancelTimer(timer));
+    }
     return promise.future();
   }
 
@@ -181,9 +201,14 @@ public final class ShineClient {
   }
 
   public Future<JsonNode> sendPair(SignedPair pair) {
+    return sendPair(pair, 0);
+  }
+
+  /** Sends the pair's bytes as signed; fails with {@link #TIMEOUT} when unanswered for {@code timeoutMs} (0: none). */
+  public Future<JsonNode> sendPair(SignedPair pair, long timeoutMs) {
     return request("SendMessagePair", object()
         .put("incomingBlobB64", Base64.getEncoder().encodeToString(pair.incoming().bytes()))
-        .put("outgoingBlobB64", Base64.getEncoder().encodeToString(pair.outgoing().bytes())));
+        .put("outgoingBlobB64", Base64.getEncoder().encodeToString(pair.outgoing().bytes())), timeoutMs);
   }
 
   /** Signs both copies of one logical message. */
@@ -266,7 +291,7 @@ public final class ShineClient {
     List<Promise<JsonNode>> waiting = new ArrayList<>(pending.values());
     pending.clear();
     for (Promise<JsonNode> promise : waiting) {
-      promise.tryFail(new ShineClientException(0, "CONNECTION_CLOSED", why));
+      promise.tryFail(new ShineClientException(0, CONNECTION_CLOSED, why));
     }
   }
 
