@@ -47,10 +47,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The WebSocket gateway ({@code /ws}), {@code /health}, {@code /ready}, {@code /metrics}, {@code /.well-known/shine-server} and the
- * hub's HTTP routes ({@code /hub/v1}): reads envelopes, enforces the connection and session limits, hands each
- * request to the {@link OpDispatcher} and maps every failure to an error frame in one place. Every instance listens
- * on the same port; Vert.x spreads connections over them.
+ * The WebSocket gateway ({@code /ws}), {@code /health}, {@code /ready}, {@code /metrics},
+ * {@code /.well-known/shine-server} and the hub's HTTP routes ({@code /hub/v1}): reads envelopes, enforces the
+ * connection and session limits, hands each request to the {@link OpDispatcher} and maps every failure to an error
+ * frame in one place. Every instance listens on the same port; Vert.x spreads connections over them.
  *
  * <p>Limits (PROTOCOL §11): connections per node and per address ({@link ConnectionBudget}, shared by the
  * instances); an anonymous session that sends no request for {@code authTimeoutMs} is closed; every session is
