@@ -12,6 +12,8 @@ import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Transaction;
 import io.vertx.sqlclient.Tuple;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -29,6 +31,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.client.ShineClientException;
+import org.shine.server.config.AppConfig;
 import org.shine.server.db.StorageHealth;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.Eventually;
@@ -130,6 +133,52 @@ class StorageOutageIT {
     } finally {
       log.close();
     }
+  }
+
+  @Test
+  @DisplayName("a write cut by the statement timeout answers 503 STORAGE_UNAVAILABLE, nothing half-stored, and the "
+      + "same bytes sent again are stored once")
+  void statementTimeout(Vertx vertx) throws Exception {
+    MutableClock clock = MutableClock.now();
+    try (TestDatabase database = TestDatabase.create(vertx)) {
+      AppConfig.Db db = database.config();
+      AppConfig.Db quick = new AppConfig.Db(db.host(), db.port(), db.database(), db.user(), db.password(),
+          db.poolSize(), db.connectTimeoutMs(), 1_000);
+      try (TestServer server = TestServer.start("s1", db, clock,
+          "{\"db\":" + Json.MAPPER.valueToTree(quick) + "}")) {
+        TestUser alice = TestUser.create("alice").registerOn(vertx, server);
+        TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+        ShineClient session = alice.session(vertx, server);
+        SignedPair pair = pair(alice, bob, clock, "written while the table is locked");
+        Pool sql = database.pool();
+        try {
+          // GIVEN the message table is locked against writes (reads go on)
+          SqlConnection locker = sql.getConnection().await(10, TimeUnit.SECONDS);
+          Transaction lock = locker.begin().await(10, TimeUnit.SECONDS);
+          locker.query("LOCK TABLE dm_message IN EXCLUSIVE MODE").execute().await(10, TimeUnit.SECONDS);
+
+          // WHEN alice sends, THEN the write is cut after db.statementTimeoutMs: 503, and the session stays
+          assertUnavailable(session.sendPair(pair));
+          lock.rollback().await(10, TimeUnit.SECONDS);
+          locker.close().await(10, TimeUnit.SECONDS);
+          assertThat(count(sql, alice, pair)).as("nothing of the cut write is stored").isZero();
+
+          // and the same bytes sent again are stored, once
+          assertThat(session.sendPair(pair).await(10, TimeUnit.SECONDS).path("baseKey").asText())
+              .isEqualTo(pair.incoming().baseKey());
+          assertThat(session.sendPair(pair).await(10, TimeUnit.SECONDS).path("baseKey").asText())
+              .isEqualTo(pair.incoming().baseKey());
+          assertThat(count(sql, alice, pair)).isEqualTo(1);
+        } finally {
+          sql.close().await();
+        }
+      }
+    }
+  }
+
+  private static long count(Pool sql, TestUser owner, SignedPair pair) {
+    return sql.preparedQuery("SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2")
+        .execute(Tuple.of(owner.login(), pair.outgoing().baseKey())).await().iterator().next().getLong(0);
   }
 
   private static void assertUnavailable(Future<JsonNode> request) throws Exception {
