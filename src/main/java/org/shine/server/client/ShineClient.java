@@ -194,7 +194,11 @@ public final class ShineClient {
     return card;
   }
 
-  /** Builds, signs and sends a pair with a UTF-8 text body created now. */
+  /**
+   * Builds, signs and sends a pair with a UTF-8 text body created now, once. Each call signs a new message (a new
+   * nonce): to send one message again after a 503, a timeout or a lost connection, keep its {@link SignedPair} and
+   * hand that to {@link Resender}.
+   */
   public Future<JsonNode> sendText(String from, KeyFile key, String to, String text) {
     return sendPair(signPair(from, key, to, System.currentTimeMillis(), randomNonce(), 0,
         text.getBytes(StandardCharsets.UTF_8)));
