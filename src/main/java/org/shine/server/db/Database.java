@@ -40,13 +40,13 @@ public final class Database {
   /**
    * Options of every pool the server builds: at most {@code maxSize} connections and no acquisition timer.
    *
-   * <p>vertx-sql-client 5.0.7 completes a request twice when its acquisition timer ({@code connectionTimeout}, 30 s
-   * by default) races the acquisition: a query whose connect fails (the database refusing connections) is failed at
-   * once, and the timer, never cancelled, fails it again when it fires ("Promise already completed" from the timer);
-   * a connection handed out just as the timer fires is handed to a request that already failed and is never given
-   * back (upstream issues 1567 and 1706, fixed in 5.0.8). So no pool here has that timer: waiting is bounded by the
-   * TCP connect timeout ({@link #netOptions}), the statement timeout ({@link #connectOptions}) and the caller's own
-   * timeout, each of which ends the wait once.
+   * <p>In vertx-sql-client 5.0.7 the acquisition timer ({@code connectionTimeout}, 30 s by default) races the
+   * acquisition: a query whose connect failed (the database refusing connections) is failed at once and the timer,
+   * not cancelled on that path, fails it again when it fires; a connection handed out as the timer fires can go to a
+   * request that already failed ("Promise already completed") and not come back to the pool (upstream issues 1567
+   * and 1706, fixed in 5.0.8, which the Vert.x 5.0.7 stack does not bring; not reproduced here, but the code is in
+   * 5.0.7). So no pool here has that timer: waiting is bounded by the TCP connect timeout ({@link #netOptions}), the
+   * statement timeout ({@link #connectOptions}) and the caller's own timeout, each of which ends the wait once.
    */
   public static PoolOptions poolOptions(int maxSize) {
     return new PoolOptions().setMaxSize(maxSize).setConnectionTimeout(0);
