@@ -43,7 +43,7 @@ public final class Database {
    * <p>In vertx-sql-client 5.0.7 the acquisition timer ({@code connectionTimeout}, 30 s by default) races the
    * acquisition: a query whose connect failed (the database refusing connections) is failed at once and the timer,
    * not cancelled on that path, fails it again when it fires; a connection handed out as the timer fires can go to a
-   * request that already failed ("Promise already completed") and not come back to the pool (upstream issues 1567
+   * request that already failed ("Promise already completed") and not come back to the pool (vertx-sql-client issues 1567
    * and 1706, fixed in 5.0.8, which the Vert.x 5.0.7 stack does not bring; not reproduced here, but the code is in
    * 5.0.7). So no pool here has that timer: waiting is bounded by the TCP connect timeout ({@link #netOptions}), the
    * statement timeout ({@link #connectOptions}) and the caller's own timeout, each of which ends the wait once.
