@@ -39,6 +39,14 @@ public final class BusReplies {
     work.onSuccess(message::reply).onFailure(failure -> message.reply(new BusFailure(Failures.classify(failure))));
   }
 
+  /**
+   * Whether {@code failure} is a local request that got no reply in time (503 {@code OVERLOADED}); the edge may
+   * know better why (the database is down) and say so.
+   */
+  public static boolean isTimeout(Throwable failure) {
+    return failure instanceof Timeout;
+  }
+
   private static <T> Future<T> toProtocolFailure(Throwable failure) {
     if (failure instanceof BusFailure typed) {
       return Future.failedFuture(typed.error());
@@ -49,8 +57,7 @@ public final class BusReplies {
           return Future.failedFuture(new ProtocolException(reply.failureCode(), ErrorCode.INTERNAL,
               reply.getMessage() == null ? "" : reply.getMessage()));
         case TIMEOUT:
-          return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.OVERLOADED,
-              "the server did not finish the request in time; retry later"));
+          return Future.failedFuture(new Timeout());
         case NO_HANDLERS:
         default:
           return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.OVERLOADED,
@@ -58,5 +65,12 @@ public final class BusReplies {
       }
     }
     return Future.failedFuture(Failures.classify(failure));
+  }
+
+  /** No reply in time: 503, retry later (the request may still complete). */
+  private static final class Timeout extends ProtocolException {
+    Timeout() {
+      super(Status.UNAVAILABLE, ErrorCode.OVERLOADED, "the server did not finish the request in time; retry later");
+    }
   }
 }

@@ -4,7 +4,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.SqlClient;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -87,7 +86,7 @@ final class CatchUpBench {
       long restart = System.nanoTime();
       Vertx v2again = Vertx.vertx();
       new ShineServer(v2again, c2, Clock.systemUTC()).start().await();
-      Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1)).connectingTo(Database.connectOptions(db2))
+      Pool pool = PgBuilder.pool().with(Database.poolOptions(1)).connectingTo(Database.connectOptions(db2))
           .using(admin).build();
       long count = 0;
       while (count < items) {

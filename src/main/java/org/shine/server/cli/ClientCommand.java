@@ -14,7 +14,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import org.shine.server.dm.KeyFile;
+import org.shine.server.client.Resender;
 import org.shine.server.client.ShineClient;
+import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.dm.DmCodec;
 import org.shine.server.dm.DmContainer;
@@ -112,9 +114,19 @@ public final class ClientCommand {
     return client;
   }
 
+  /**
+   * Signs the pair once and sends those bytes until the server answers: after a 503, a 500, a 429, a timeout or a
+   * lost connection the same bytes go again (reconnecting if needed), never a new nonce, so a send that was stored
+   * before its answer was lost is answered from what is stored instead of becoming a second message.
+   */
   private static int send(Vertx vertx, Args options, String login, KeyFile key) {
-    ShineClient client = loggedIn(vertx, options, login, key);
-    JsonNode result = client.sendText(login, key, options.required("to"), options.required("text")).await();
+    String url = options.required("server");
+    ShineClient first = loggedIn(vertx, options, login, key);
+    SignedPair pair = ShineClient.signPair(login, key, options.required("to"), System.currentTimeMillis(),
+        ShineClient.randomNonce(), 0, options.required("text").getBytes(StandardCharsets.UTF_8));
+    Resender resender = new Resender(vertx, first, () -> ShineClient.connect(vertx, url)
+        .compose(client -> client.login(login, key).map(client)), Resender.Policy.DEFAULT);
+    JsonNode result = resender.sendPair(pair).await();
     System.out.println(result);
     return 0;
   }

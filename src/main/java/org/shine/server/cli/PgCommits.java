@@ -4,7 +4,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.util.LinkedHashMap;
@@ -37,7 +36,7 @@ final class PgCommits {
       return new PgCommits(null, databases);
     }
     AppConfig.Db db = ConfigLoader.parse("{}", System.getenv()).db().withDatabase("postgres");
-    Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1)).with(Database.netOptions(db))
+    Pool pool = PgBuilder.pool().with(Database.poolOptions(1)).with(Database.netOptions(db))
         .connectingTo(Database.connectOptions(db)).using(vertx).build();
     return new PgCommits(pool, databases);
   }

@@ -207,7 +207,10 @@ final class SendBench {
       Future.all(cards).await();
       ShineClient sender = ShineClient.connect(vertx, settings.url(), settings.offerCompression()).await();
       sender.login(from, fromKey).await();
-      senders.add(new Sender(sender, from, fromKey, to));
+      String url = settings.url();
+      boolean compression = settings.offerCompression();
+      senders.add(new Sender(sender, () -> ShineClient.connect(vertx, url, compression)
+          .compose(client -> client.login(from, fromKey).map(client)), from, fromKey, to));
       if (settings.recipientsOnline()) {
         ShineClient recipient = ShineClient.connect(vertx, settings.recipientSessionUrl(),
             settings.offerCompression()).await();

@@ -16,8 +16,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
+import org.shine.server.client.Resender;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.client.ShineClientException;
@@ -32,7 +34,7 @@ import org.shine.server.dm.KeyFile;
  */
 final class SendRun {
   private static final long HIGHEST_MICROS = TimeUnit.MINUTES.toMicros(10);
-  private static final String CONNECTION_CLOSED = "CONNECTION_CLOSED";
+  private static final String CONNECTION_CLOSED = ShineClient.CONNECTION_CLOSED;
   private static final int ACCEPTED = 1;
   private static final int ARRIVED = 2;
   /** Seconds after the window that the per-second timeline still covers (the drain and the grace). */
@@ -159,7 +161,7 @@ final class SendRun {
         Sender sender = senders.get((int) (n % senders.size()));
         Flight flight = launch(sender, sender.next(), intended);
         outstanding.incrementAndGet();
-        sender.client.sendPair(flight.pair).onComplete(ar -> {
+        sender.resender.sendPair(flight.pair).onComplete(ar -> {
           onAnswer(flight, ar);
           if (outstanding.decrementAndGet() == 0 && allIssued.get()) {
             answered.tryComplete();
@@ -186,7 +188,7 @@ final class SendRun {
     Flight flight = launch(sender, sender.next(), now);
     openSlots.add(flight);
     outstanding.incrementAndGet();
-    sender.client.sendPair(flight.pair).onComplete(ar -> {
+    sender.resender.sendPair(flight.pair).onComplete(ar -> {
       onAnswer(flight, ar);
       outstanding.decrementAndGet();
       if (ar.failed() || !freeOnArrival) {
@@ -369,9 +371,14 @@ final class SendRun {
     }
   }
 
-  /** One connection logged in as one sender, with its pre-signed pairs (more are signed when they run out). */
+  /**
+   * One connection logged in as one sender, with its pre-signed pairs (more are signed when they run out); a pair
+   * that gets 503, 500, 429, no answer or a lost connection is sent again with the same bytes (reconnecting when
+   * needed), so the ledger counts each message once, whatever the server went through.
+   */
   static final class Sender {
     final ShineClient client;
+    final Resender resender;
     final String from;
     final KeyFile key;
     final String to;
@@ -383,8 +390,9 @@ final class SendRun {
     Context context;
     Runnable slotStopped;
 
-    Sender(ShineClient client, String from, KeyFile key, String to) {
+    Sender(ShineClient client, Supplier<Future<ShineClient>> reconnect, String from, KeyFile key, String to) {
       this.client = client;
+      this.resender = new Resender(client.vertx(), client, reconnect, Resender.Policy.DEFAULT);
       this.from = from;
       this.key = key;
       this.to = to;

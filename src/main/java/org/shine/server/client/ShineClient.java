@@ -32,6 +32,10 @@ import org.shine.server.util.WsUrls;
  * handed to a listener, and helpers that sign cards, logins and message pairs. Used by the CLI and the tests.
  */
 public final class ShineClient {
+  /** The error code of a request that got no answer in time (status 0: nothing came from the server). */
+  public static final String TIMEOUT = "TIMEOUT";
+  /** The error code of a request whose connection closed before its answer (status 0). */
+  public static final String CONNECTION_CLOSED = "CONNECTION_CLOSED";
   private static final SecureRandom RANDOM = new SecureRandom();
   private final Vertx vertx;
   private final WebSocketClient wsClient;
@@ -40,6 +44,7 @@ public final class ShineClient {
   private WebSocket socket;
   private final AtomicLong nextId = new AtomicLong();
   private volatile Consumer<JsonNode> rawListener = frame -> { };
+  private volatile boolean closed;
 
   private ShineClient(Vertx vertx, boolean offerCompression) {
     this.vertx = vertx;
@@ -62,7 +67,10 @@ public final class ShineClient {
     return client.wsClient.connect(WsUrls.connectOptions(url)).map(ws -> {
       client.socket = ws;
       ws.textMessageHandler(client::onFrame);
-      ws.closeHandler(v -> client.failPending("connection closed"));
+      ws.closeHandler(v -> {
+        client.closed = true;
+        client.failPending("connection closed");
+      });
       return client;
     });
   }
@@ -81,6 +89,14 @@ public final class ShineClient {
 
   /** Sends a request; succeeds with the payload of a 200, fails with {@link ShineClientException} otherwise. */
   public Future<JsonNode> request(String op, JsonNode payload) {
+    return request(op, payload, 0);
+  }
+
+  /**
+   * As {@link #request(String, JsonNode)}, failing with status 0 {@link #TIMEOUT} when no answer comes within
+   * {@code timeoutMs} (0: wait as long as the connection lives). A late answer is then ignored.
+   */
+  public Future<JsonNode> request(String op, JsonNode payload, long timeoutMs) {
     String requestId = "c-" + nextId.incrementAndGet();
     ObjectNode frame = Json.MAPPER.createObjectNode();
     frame.put("op", op).put("requestId", requestId).set("payload", payload);
@@ -91,7 +107,20 @@ public final class ShineClient {
         promise.tryFail(failure);
       }
     });
+    if (timeoutMs > 0) {
+      long timer = vertx.setTimer(timeoutMs, id -> {
+        if (pending.remove(requestId) != null) {
+          promise.tryFail(new ShineClientException(0, TIMEOUT, op + " got no answer within " + timeoutMs + " ms"));
+        }
+      });
+      promise.future().onComplete(ar -> vertx.cancelTimer(timer));
+    }
     return promise.future();
+  }
+
+  /** True once the connection is closed (by either side or lost): requests on it fail at once. */
+  public boolean closed() {
+    return closed;
   }
 
   /** True when the server accepted permessage-deflate for this connection. */
@@ -165,16 +194,25 @@ public final class ShineClient {
     return card;
   }
 
-  /** Builds, signs and sends a pair with a UTF-8 text body created now. */
+  /**
+   * Builds, signs and sends a pair with a UTF-8 text body created now, once. Each call signs a new message (a new
+   * nonce): to send one message again after a 503, a timeout or a lost connection, keep its {@link SignedPair} and
+   * hand that to {@link Resender}.
+   */
   public Future<JsonNode> sendText(String from, KeyFile key, String to, String text) {
     return sendPair(signPair(from, key, to, System.currentTimeMillis(), randomNonce(), 0,
         text.getBytes(StandardCharsets.UTF_8)));
   }
 
   public Future<JsonNode> sendPair(SignedPair pair) {
+    return sendPair(pair, 0);
+  }
+
+  /** Sends the pair's bytes as signed; fails with {@link #TIMEOUT} when unanswered for {@code timeoutMs} (0: none). */
+  public Future<JsonNode> sendPair(SignedPair pair, long timeoutMs) {
     return request("SendMessagePair", object()
         .put("incomingBlobB64", Base64.getEncoder().encodeToString(pair.incoming().bytes()))
-        .put("outgoingBlobB64", Base64.getEncoder().encodeToString(pair.outgoing().bytes())));
+        .put("outgoingBlobB64", Base64.getEncoder().encodeToString(pair.outgoing().bytes())), timeoutMs);
   }
 
   /** Signs both copies of one logical message. */
@@ -257,7 +295,7 @@ public final class ShineClient {
     List<Promise<JsonNode>> waiting = new ArrayList<>(pending.values());
     pending.clear();
     for (Promise<JsonNode> promise : waiting) {
-      promise.tryFail(new ShineClientException(0, "CONNECTION_CLOSED", why));
+      promise.tryFail(new ShineClientException(0, CONNECTION_CLOSED, why));
     }
   }
 

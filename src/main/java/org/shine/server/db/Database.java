@@ -9,7 +9,6 @@ import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.SqlClient;
-import java.util.concurrent.TimeUnit;
 import org.shine.server.config.AppConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,15 +29,27 @@ public final class Database {
 
   /** The node-wide pool: every verticle instance asks for it and gets the same connections. */
   public static Pool sharedPool(Vertx vertx, AppConfig.Db db) {
-    PoolOptions poolOptions = new PoolOptions()
-        .setMaxSize(db.poolSize())
+    PoolOptions poolOptions = poolOptions(db.poolSize())
         .setMaxWaitQueueSize(10_000)
-        .setConnectionTimeout((int) Math.min(Integer.MAX_VALUE, db.connectTimeoutMs()))
-        .setConnectionTimeoutUnit(TimeUnit.MILLISECONDS)
         .setShared(true)
         .setName(POOL_NAME + ':' + db.host() + ':' + db.port() + '/' + db.database());
     return PgBuilder.pool().with(poolOptions).with(netOptions(db))
         .connectingTo(connectOptions(db).setMetricsName(SHARED_METRICS_NAME)).using(vertx).build();
+  }
+
+  /**
+   * Options of every pool the server builds: at most {@code maxSize} connections and no acquisition timer.
+   *
+   * <p>In vertx-sql-client 5.0.7 the acquisition timer ({@code connectionTimeout}, 30 s by default) races the
+   * acquisition: a query whose connect failed (the database refusing connections) is failed at once and the timer,
+   * not cancelled on that path, fails it again when it fires; a connection handed out as the timer fires can go to a
+   * request that already failed ("Promise already completed") and not come back to the pool (vertx-sql-client issues 1567
+   * and 1706, fixed in 5.0.8, which the Vert.x 5.0.7 stack does not bring; not reproduced here, but the code is in
+   * 5.0.7). So no pool here has that timer: waiting is bounded by the TCP connect timeout ({@link #netOptions}), the
+   * statement timeout ({@link #connectOptions}) and the caller's own timeout, each of which ends the wait once.
+   */
+  public static PoolOptions poolOptions(int maxSize) {
+    return new PoolOptions().setMaxSize(maxSize).setConnectionTimeout(0);
   }
 
   /** A TCP connect to PostgreSQL gives up after {@code db.connectTimeoutMs}. */
@@ -74,14 +85,14 @@ public final class Database {
   public static Future<Void> prepare(Vertx vertx, AppConfig.Db db) {
     return ensureDatabaseExists(vertx, db).compose(v -> {
       // migrations may rewrite big tables: no statement timeout for them
-      Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1))
+      Pool pool = PgBuilder.pool().with(poolOptions(1)).with(netOptions(db))
           .connectingTo(connectOptions(db, 0).setMetricsName(MIGRATION_METRICS_NAME)).using(vertx).build();
       return new Migrator(pool).migrate().eventually(pool::close);
     });
   }
 
   private static Future<Void> ensureDatabaseExists(Vertx vertx, AppConfig.Db db) {
-    SqlClient probe = PgBuilder.client().connectingTo(connectOptions(db)).using(vertx).build();
+    SqlClient probe = PgBuilder.client().with(poolOptions(1)).connectingTo(connectOptions(db)).using(vertx).build();
     return probe.query("SELECT 1").execute()
         .<Void>mapEmpty()
         .eventually(probe::close)
@@ -96,7 +107,8 @@ public final class Database {
   private static Future<Void> createDatabase(Vertx vertx, AppConfig.Db db) {
     LOG.info("database {} does not exist; creating it", db.database());
     String quoted = '"' + db.database().replace("\"", "\"\"") + '"';
-    SqlClient admin = PgBuilder.client().connectingTo(connectOptions(db.withDatabase("postgres"))).using(vertx).build();
+    SqlClient admin = PgBuilder.client().with(poolOptions(1)).connectingTo(connectOptions(db.withDatabase("postgres")))
+        .using(vertx).build();
     return admin.query("CREATE DATABASE " + quoted).execute()
         .<Void>mapEmpty()
         .eventually(admin::close)

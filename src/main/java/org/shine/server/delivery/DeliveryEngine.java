@@ -16,6 +16,7 @@ import org.shine.server.db.DeliveryRepository;
 import org.shine.server.db.DeliveryRepository.AttemptResult;
 import org.shine.server.db.DeliveryRepository.RowKey;
 import org.shine.server.db.MicroBatcher;
+import org.shine.server.db.StorageErrors;
 import org.shine.server.db.SyncRepository;
 import org.shine.server.db.SyncRepository.ForwardedPair;
 import org.shine.server.directory.DirectoryCache;
@@ -118,7 +119,12 @@ public final class DeliveryEngine {
         .compose(siblingDelivered -> siblingDelivered ? Future.succeededFuture(true)
             : callRoutes(task, recipient.result()))
         .recover(failure -> {
-          LOG.warn("attempt failed before any call [outgoingKey: {}]: {}", task.statusKey(), failure.toString());
+          if (StorageErrors.isUnavailable(failure)) {
+            // the row keeps its schedule; the node logs the outage once
+            LOG.debug("attempt failed before any call [outgoingKey: {}]: {}", task.statusKey(), failure.toString());
+          } else {
+            LOG.warn("attempt failed before any call [outgoingKey: {}]: {}", task.statusKey(), failure.toString());
+          }
           return Future.succeededFuture(false);
         })
         .compose(acked -> record(task, acked, request.notifySender()));

@@ -24,10 +24,13 @@ import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
+import org.shine.server.db.StorageHealth;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.hub.HubRoutes;
 import org.shine.server.hub.HubService;
@@ -44,10 +47,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The WebSocket gateway ({@code /ws}), {@code /health}, {@code /metrics}, {@code /.well-known/shine-server} and the
- * hub's HTTP routes ({@code /hub/v1}): reads envelopes, enforces the connection and session limits, hands each
- * request to the {@link OpDispatcher} and maps every failure to an error frame in one place. Every instance listens
- * on the same port; Vert.x spreads connections over them.
+ * The WebSocket gateway ({@code /ws}), {@code /health}, {@code /ready}, {@code /metrics},
+ * {@code /.well-known/shine-server} and the hub's HTTP routes ({@code /hub/v1}): reads envelopes, enforces the
+ * connection and session limits, hands each request to the {@link OpDispatcher} and maps every failure to an error
+ * frame in one place. Every instance listens on the same port; Vert.x spreads connections over them.
  *
  * <p>Limits (PROTOCOL §11): connections per node and per address ({@link ConnectionBudget}, shared by the
  * instances); an anonymous session that sends no request for {@code authTimeoutMs} is closed; every session is
@@ -76,6 +79,7 @@ public final class GatewayVerticle extends VerticleBase {
   private final ConnectionBudget connections;
   private final SendRateLimiter sendRates;
   private final ShineMetrics metrics;
+  private final StorageHealth health;
   private final Set<Session> sessions = new HashSet<>();
   /** Remote addresses (host:port) of this instance's connections that are over the limits. */
   private final Set<String> refused = new HashSet<>();
@@ -92,7 +96,8 @@ public final class GatewayVerticle extends VerticleBase {
   private boolean draining;
 
   public GatewayVerticle(AppConfig config, Clock clock, ServerIdentity identity, SignatureVerifier verifier,
-      PerKeyLimit polls, ConnectionBudget connections, SendRateLimiter sendRates, ShineMetrics metrics) {
+      PerKeyLimit polls, ConnectionBudget connections, SendRateLimiter sendRates, ShineMetrics metrics,
+      StorageHealth health) {
     this.config = config;
     this.clock = clock;
     this.identity = identity;
@@ -101,6 +106,7 @@ public final class GatewayVerticle extends VerticleBase {
     this.connections = connections;
     this.sendRates = sendRates;
     this.metrics = metrics;
+    this.health = Objects.requireNonNull(health);
   }
 
   @Override
@@ -123,6 +129,7 @@ public final class GatewayVerticle extends VerticleBase {
         .setStatusCode(draining ? 503 : 200)
         .putHeader("content-type", "application/json")
         .end(draining ? "{\"status\":\"DRAINING\"}" : "{\"status\":\"UP\"}"));
+    router.get("/ready").handler(this::ready);
     String wellKnown = Json.MAPPER.createObjectNode().put("serverLogin", identity.serverLogin())
         .put("publicKeyB64", identity.publicKeyB64()).put("url", identity.url()).toString();
     router.get("/.well-known/shine-server").handler(ctx -> ctx.response()
@@ -148,6 +155,25 @@ public final class GatewayVerticle extends VerticleBase {
         .requestHandler(router);
     housekeeping = vertx.setPeriodic(housekeepingPeriodMs(), id -> housekeeping());
     return server.listen();
+  }
+
+  /**
+   * {@code GET /ready} (PROTOCOL §12): 200 {@code UP} when the database answers a check and the gateway takes work,
+   * 503 {@code DOWN} when the database does not, 503 {@code DRAINING} while shutting down.
+   */
+  private void ready(RoutingContext ctx) {
+    health.check().onComplete(ar -> {
+      boolean database = ar.succeeded() && ar.result();
+      String status = draining ? "DRAINING" : database ? "UP" : "DOWN";
+      var body = Json.MAPPER.createObjectNode().put("status", status);
+      body.putObject("checks").put("database", database ? "UP" : "DOWN")
+          .put("gateway", draining ? "DRAINING" : "UP");
+      if (!ctx.response().closed()) {
+        ctx.response().setStatusCode(draining || !database ? Status.UNAVAILABLE : Status.OK)
+            .putHeader("content-type", "application/json").putHeader("cache-control", "no-cache")
+            .end(body.toString());
+      }
+    });
   }
 
   /** {@code GET /metrics}: formatting every meter is CPU work that grows with the meters, so not on an event loop. */
@@ -382,7 +408,16 @@ public final class GatewayVerticle extends VerticleBase {
 
   private void reply(Session session, String op, JsonNode requestId, Throwable failure) {
     ProtocolException error = Failures.classify(failure);
-    if (error.status() >= Status.INTERNAL) {
+    if (BusReplies.isTimeout(error) && !health.isUp()) {
+      // the service waited on the database that is now known to be down
+      error = Failures.storageUnavailable();
+    }
+    if (ErrorCode.STORAGE_UNAVAILABLE.equals(error.code())) {
+      // StorageHealth logs the outage once; one line per request would bury it
+      health.suspect();
+      LOG.debug("request failed [op: {}, session: {}, status: {}, code: {}]", op, session.who(), error.status(),
+          error.code());
+    } else if (error.status() >= Status.INTERNAL) {
       LOG.warn("request failed [op: {}, session: {}, status: {}, code: {}]", op, session.who(), error.status(),
           error.code());
     } else {

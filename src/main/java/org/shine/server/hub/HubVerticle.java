@@ -14,6 +14,7 @@ import org.shine.server.bus.LocalRecordCodec;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.HubRepository;
+import org.shine.server.db.StorageErrors;
 import org.shine.server.protocol.Frames;
 import org.shine.server.util.Json;
 import org.slf4j.Logger;
@@ -46,7 +47,13 @@ public final class HubVerticle extends VerticleBase {
     EventBus bus = vertx.eventBus();
     long retentionMs = config.hub().retentionS() * 1000;
     timer = vertx.setPeriodic(CLEANUP_PERIOD_MS, id -> hub.expire(clock.millis() - retentionMs, clock.millis())
-        .onFailure(failure -> LOG.warn("hub cleanup failed: {}", failure.toString())));
+        .onFailure(failure -> {
+          if (StorageErrors.isUnavailable(failure)) {
+            LOG.debug("hub cleanup failed: {}", failure.toString());
+          } else {
+            LOG.warn("hub cleanup failed: {}", failure.toString());
+          }
+        }));
     return hub.subscribers().compose(logins -> {
       subscribers.addAll(logins);
       return Future.all(List.of(

@@ -5,7 +5,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +12,7 @@ import java.util.Objects;
 import java.util.function.Supplier;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
+import org.shine.server.db.StorageHealth;
 import org.shine.server.delivery.AttemptSlots;
 import org.shine.server.delivery.DeliveryEngineVerticle;
 import org.shine.server.delivery.DeliveryVerticle;
@@ -49,6 +49,7 @@ public final class ShineServer {
   private String retryDeployment;
   private String gatewayDeployment;
   private ServerIdentity identity;
+  private StorageHealth health;
 
   /** On a Vert.x instance built without metrics: nothing is counted and {@code /metrics} is not served. */
   public ShineServer(Vertx vertx, AppConfig config, Clock clock) {
@@ -73,6 +74,7 @@ public final class ShineServer {
     AttemptSlots slots = new AttemptSlots(config.delivery().maxInFlight() + config.delivery().queueCapacity());
     AppConfig.Instances n = config.instances();
     return Database.prepare(vertx, config.db())
+        .onSuccess(v -> health = StorageHealth.open(vertx, config.db()))
         .compose(v -> loadIdentity())
         .onSuccess(loaded -> identity = loaded)
         .compose(v -> deploy(() -> new PeerVerticle(config, identity, verifier, clock), 1))
@@ -83,13 +85,13 @@ public final class ShineServer {
             deploy(() -> new DeliveryEngineVerticle(config, clock, verifier, slots), 1),
             deploy(() -> new DeliveryVerticle(config, clock, verifier, slots), n.delivery()),
             deploy(() -> new SettingsVerticle(config, clock), 1),
-            deploy(() -> new SyncVerticle(config, clock), n.sync()),
+            deploy(() -> new SyncVerticle(config, clock, health), n.sync()),
             deploy(() -> new HubVerticle(config, clock), n.hub())))
         .onSuccess(ids -> ids.<String>list().forEach(serviceDeployments::add))
-        .compose(v -> deploy(() -> new RetryVerticle(config, clock, slots), n.retry()))
+        .compose(v -> deploy(() -> new RetryVerticle(config, clock, slots, health), n.retry()))
         .onSuccess(id -> retryDeployment = id)
         .compose(v -> deploy(() -> new GatewayVerticle(config, clock, identity, verifier, polls, connections,
-            sendRates, metrics), n.gateway()))
+            sendRates, metrics, health), n.gateway()))
         .onSuccess(id -> gatewayDeployment = id)
         .onSuccess(v -> LOG.info("server {} is up at {} (http {}:{})", config.serverLogin(), config.publicUrl(),
             config.http().host(), config.http().port()))
@@ -106,8 +108,14 @@ public final class ShineServer {
         .compose(v -> undeploy(retryDeployment))
         .compose(v -> Future.join(serviceDeployments.stream().map(vertx::undeploy).toList()))
         .compose(v -> undeploy(peerDeployment))
+        .compose(v -> health == null ? Future.succeededFuture() : health.close())
         .onComplete(ar -> LOG.debug("server {} stopped", config.serverLogin()))
         .mapEmpty();
+  }
+
+  /** This node's view of its database (after {@link #start()}). */
+  public StorageHealth storageHealth() {
+    return health;
   }
 
   /** This node's server identity (after {@link #start()}). */
@@ -117,7 +125,7 @@ public final class ShineServer {
 
   /** The server key, read once per node start (PROTOCOL §6a). */
   private Future<ServerIdentity> loadIdentity() {
-    Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(1)).with(Database.netOptions(config.db()))
+    Pool pool = PgBuilder.pool().with(Database.poolOptions(1)).with(Database.netOptions(config.db()))
         .connectingTo(Database.connectOptions(config.db())).using(vertx).build();
     return ServerIdentity.load(config, pool, clock).eventually(pool::close);
   }

@@ -24,12 +24,25 @@ public final class Failures {
     if (failure instanceof SignatureVerifier.QueueFullException || failure instanceof StorageBusyException) {
       return new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.OVERLOADED, failure.getMessage());
     }
+    if (StorageErrors.isPoolBusy(failure)) {
+      return new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.OVERLOADED,
+          "the server is overloaded; retry later");
+    }
     if (StorageErrors.isUnavailable(failure)) {
-      LOG.warn("storage unavailable: {}", failure.toString());
-      return new ProtocolException(Status.UNAVAILABLE, ErrorCode.STORAGE_UNAVAILABLE,
-          "storage is unavailable, retry later");
+      // one line per outage comes from the node's StorageHealth, not one per request
+      LOG.debug("storage unavailable: {}", failure.toString());
+      return storageUnavailable();
     }
     LOG.error("internal error", failure);
     return new ProtocolException(Status.INTERNAL, ErrorCode.INTERNAL, "internal error");
+  }
+
+  /**
+   * 503 {@code STORAGE_UNAVAILABLE}: the database did not answer. The request may or may not have been stored;
+   * resending the same bytes is safe (an identical repeat is answered from what is stored).
+   */
+  public static ProtocolException storageUnavailable() {
+    return new ProtocolException(Status.UNAVAILABLE, ErrorCode.STORAGE_UNAVAILABLE,
+        "storage is unavailable; resend the same request later (it may already be stored)");
   }
 }

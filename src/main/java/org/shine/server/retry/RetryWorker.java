@@ -13,10 +13,12 @@ import org.shine.server.db.DeliveryRepository;
 import org.shine.server.db.DeliveryRepository.AttemptResult;
 import org.shine.server.db.DeliveryRepository.ClaimedDelivery;
 import org.shine.server.db.DeliveryRepository.RowKey;
+import org.shine.server.db.StorageHealth;
 import org.shine.server.delivery.AttemptRequest;
 import org.shine.server.delivery.DeliveryTask;
 import org.shine.server.delivery.EngineClient;
 import org.shine.server.model.DeliveryState;
+import org.shine.server.util.Backoff;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,27 +27,36 @@ import org.slf4j.LoggerFactory;
  * lease, row version) up to the engine's free places and hands each its next scheduled attempt; a tick that finds
  * the previous one still running skips. When a recipient server comes back, the accepted rows routed to it are
  * claimed whether due or not and get an extra attempt, in rounds until none is left that was not touched since it
- * came back. Confined to one event loop.
+ * came back. A tick that fails (the database is down) backs the timer off: the next tick waits twice the period,
+ * then four times, up to {@value #MAX_BACKOFF_PERIODS} periods, with one line when it starts and one when a tick
+ * succeeds again; {@link #resume()} (the database is back) ends the wait at once. Confined to one event loop.
  */
 public final class RetryWorker {
   private static final Logger LOG = LoggerFactory.getLogger(RetryWorker.class);
+  static final int MAX_BACKOFF_PERIODS = 8;
   private final AppConfig config;
   private final DeliveryRepository deliveries;
   private final EngineClient engine;
   private final Clock clock;
+  private final StorageHealth health;
+  private final Backoff pacing;
   private final Set<String> returning = new HashSet<>();
   private Future<Integer> current = Future.succeededFuture(0);
 
-  public RetryWorker(AppConfig config, DeliveryRepository deliveries, EngineClient engine, Clock clock) {
+  public RetryWorker(AppConfig config, DeliveryRepository deliveries, EngineClient engine, Clock clock,
+      StorageHealth health) {
     this.config = Objects.requireNonNull(config);
     this.deliveries = Objects.requireNonNull(deliveries);
     this.engine = Objects.requireNonNull(engine);
     this.clock = Objects.requireNonNull(clock);
+    this.health = Objects.requireNonNull(health);
+    long period = config.delivery().workerPeriodMs();
+    this.pacing = new Backoff(period, period * MAX_BACKOFF_PERIODS);
   }
 
-  /** Runs one tick; completes with the number of rows it claimed (0 when skipped). */
+  /** Runs one tick; completes with the number of rows it claimed (0 when skipped or backing off). */
   public Future<Integer> tick() {
-    if (!current.isComplete()) {
+    if (!current.isComplete() || !pacing.due(System.nanoTime())) {
       return Future.succeededFuture(0);
     }
     int room = room();
@@ -57,12 +68,42 @@ public final class RetryWorker {
         .compose(claimed -> runAll(claimed, RetryWorker::scheduled, now))
         .onComplete(ar -> {
           if (ar.failed()) {
-            LOG.warn("retry tick failed: {}", ar.cause().toString());
-          } else if (ar.result() > 0) {
-            LOG.debug("retry tick ran {} attempts", ar.result());
+            tickFailed(ar.cause());
+          } else {
+            if (pacing.succeeded()) {
+              LOG.info("retry timer resumed its period of {} ms", config.delivery().workerPeriodMs());
+            }
+            if (ar.result() > 0) {
+              LOG.debug("retry tick ran {} attempts", ar.result());
+            }
           }
         });
     return current;
+  }
+
+  /** The database is back: the next tick runs now instead of after the backoff. */
+  public Future<Integer> resume() {
+    if (pacing.reset()) {
+      LOG.info("retry timer resumed: the database is back");
+    }
+    return tick();
+  }
+
+  /** Whether the timer is waiting longer than its period after failed ticks. */
+  public boolean backingOff() {
+    return pacing.backingOff();
+  }
+
+  private void tickFailed(Throwable cause) {
+    health.report(cause);
+    long now = System.nanoTime();
+    if (pacing.failed(now)) {
+      LOG.warn("retry timer backs off (up to {} ms between ticks) until a tick succeeds: {}",
+          config.delivery().workerPeriodMs() * MAX_BACKOFF_PERIODS, cause.toString());
+    } else {
+      LOG.debug("retry tick failed again [failures: {}, next in: {} ms]: {}", pacing.failures(), pacing.delayMs(),
+          cause.toString());
+    }
   }
 
   /**
@@ -80,8 +121,10 @@ public final class RetryWorker {
             LOG.info("peer is back: {} accepted deliveries attempted again [url: {}]", n, url);
           }
         })
-        .onFailure(failure -> LOG.warn("extra attempts for a returning peer failed [url: {}]: {}", url,
-            failure.toString()))
+        .onFailure(failure -> {
+          health.report(failure);
+          LOG.warn("extra attempts for a returning peer failed [url: {}]: {}", url, failure.toString());
+        })
         .eventually(() -> {
           returning.remove(url);
           return Future.succeededFuture();

@@ -18,12 +18,14 @@ import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.SettingsRepository;
+import org.shine.server.db.StorageHealth;
 import org.shine.server.db.SyncRepository;
 import org.shine.server.db.SyncRepository.Sibling;
 import org.shine.server.delivery.SyncedItem;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.SettingValues;
+import org.shine.server.util.Backoff;
 import org.shine.server.util.Json;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,10 +34,13 @@ import org.slf4j.LoggerFactory;
  * Catches this server up with each sibling (seed §7): over the one connection to it, first every
  * UserSettingsSyncBatch page, then every DmSyncBatch page, each request ACKing what the previous page stored.
  * Every item is verified and stored idempotently as synced; an item that fails is not ACKed and comes again.
- * One pull per sibling at a time. Confined to one event loop.
+ * One pull per sibling at a time. The periodic {@link #tick} backs off while this server's database fails (twice
+ * the period, then four times, up to {@value #MAX_BACKOFF_PERIODS} periods; one line when it starts, one when a tick
+ * succeeds again), and {@link #resume} ends the wait when the database is back. Confined to one event loop.
  */
 public final class SyncPuller {
   private static final Logger LOG = LoggerFactory.getLogger(SyncPuller.class);
+  static final int MAX_BACKOFF_PERIODS = 8;
   private final AppConfig config;
   private final EventBus bus;
   private final SyncRepository repository;
@@ -43,10 +48,13 @@ public final class SyncPuller {
   private final DirectoryRepository directory;
   private final PeerCalls peers;
   private final Clock clock;
+  private final StorageHealth health;
+  private final Backoff pacing;
   private final Set<String> pulling = new HashSet<>();
+  private boolean ticking;
 
   public SyncPuller(AppConfig config, EventBus bus, SyncRepository repository, SettingsRepository settings,
-      DirectoryRepository directory, PeerCalls peers, Clock clock) {
+      DirectoryRepository directory, PeerCalls peers, Clock clock, StorageHealth health) {
     this.config = Objects.requireNonNull(config);
     this.bus = Objects.requireNonNull(bus);
     this.repository = Objects.requireNonNull(repository);
@@ -54,6 +62,50 @@ public final class SyncPuller {
     this.directory = Objects.requireNonNull(directory);
     this.peers = Objects.requireNonNull(peers);
     this.clock = Objects.requireNonNull(clock);
+    this.health = Objects.requireNonNull(health);
+    this.pacing = new Backoff(config.sync().periodMs(), config.sync().periodMs() * MAX_BACKOFF_PERIODS);
+  }
+
+  /**
+   * The periodic pull: skipped while the previous tick runs or while backing off; completes with whether it ran
+   * without storage trouble.
+   */
+  public Future<Boolean> tick() {
+    if (ticking || !pacing.due(System.nanoTime())) {
+      return Future.succeededFuture(false);
+    }
+    ticking = true;
+    return pullAll(null).transform(ar -> {
+      ticking = false;
+      if (ar.succeeded()) {
+        if (pacing.succeeded()) {
+          LOG.info("sync timer resumed its period of {} ms", config.sync().periodMs());
+        }
+        return Future.succeededFuture(true);
+      }
+      health.report(ar.cause());
+      if (pacing.failed(System.nanoTime())) {
+        LOG.warn("sync timer backs off (up to {} ms between pulls) until a pull succeeds: {}",
+            config.sync().periodMs() * MAX_BACKOFF_PERIODS, ar.cause().toString());
+      } else {
+        LOG.debug("sync tick failed again [failures: {}, next in: {} ms]: {}", pacing.failures(), pacing.delayMs(),
+            ar.cause().toString());
+      }
+      return Future.succeededFuture(false);
+    });
+  }
+
+  /** The database is back: pulls now instead of after the backoff. */
+  public Future<Boolean> resume() {
+    if (pacing.reset()) {
+      LOG.info("sync timer resumed: the database is back");
+    }
+    return tick();
+  }
+
+  /** Whether the periodic pull waits longer than its period after failures. */
+  public boolean backingOff() {
+    return pacing.backingOff();
   }
 
   /** Pulls from every sibling (optionally only the one at {@code onlyUrl}). */

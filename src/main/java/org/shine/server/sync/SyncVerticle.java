@@ -13,22 +13,26 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.SettingsRepository;
+import org.shine.server.db.StorageHealth;
 import org.shine.server.db.SyncRepository;
 import org.shine.server.peer.PeerCalls;
 
 /**
  * Wires the two-server sync: the source side ({@code sync.dm-batch}, {@code sync.settings-batch},
  * {@code sync.mark-unsynced}) and the puller, run at start, on each (re)connection to a peer and every
- * {@code sync.periodMs}.
+ * {@code sync.periodMs} (backing off while the database fails, resuming when it is back).
  */
 public final class SyncVerticle extends VerticleBase {
   private final AppConfig config;
   private final Clock clock;
+  private final StorageHealth health;
   private long timer = -1;
+  private Runnable stopListening = () -> { };
 
-  public SyncVerticle(AppConfig config, Clock clock) {
+  public SyncVerticle(AppConfig config, Clock clock, StorageHealth health) {
     this.config = config;
     this.clock = clock;
+    this.health = health;
   }
 
   @Override
@@ -38,7 +42,8 @@ public final class SyncVerticle extends VerticleBase {
     SyncRepository repository = new SyncRepository(pool, config.serverLogin());
     SyncSource source = new SyncSource(repository, config.limits().maxResponseBytes());
     SyncPuller puller = new SyncPuller(config, vertx.eventBus(), repository, new SettingsRepository(pool),
-        new DirectoryRepository(pool), new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), clock);
+        new DirectoryRepository(pool), new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), clock,
+        health);
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
             bus.<SyncBatchRequest>localConsumer(Addresses.SYNC_DM_BATCH,
@@ -49,13 +54,15 @@ public final class SyncVerticle extends VerticleBase {
                 m -> BusReplies.replyWith(m, repository.markAllUnsynced(m.body()))).completion(),
             bus.<String>localConsumer(Addresses.PEER_CONNECTED, m -> puller.pullAll(m.body())).completion()))
         .onSuccess(v -> {
-          vertx.setTimer(1, id -> puller.pullAll(null));
-          timer = vertx.setPeriodic(config.sync().periodMs(), id -> puller.pullAll(null));
+          vertx.setTimer(1, id -> puller.tick());
+          timer = vertx.setPeriodic(config.sync().periodMs(), id -> puller.tick());
+          stopListening = health.onUp(puller::resume);
         });
   }
 
   @Override
   public Future<?> stop() {
+    stopListening.run();
     if (timer >= 0) {
       vertx.cancelTimer(timer);
     }

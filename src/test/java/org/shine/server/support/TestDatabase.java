@@ -3,7 +3,6 @@ package org.shine.server.support;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.SqlClient;
 import java.util.Locale;
 import java.util.UUID;
@@ -36,8 +35,24 @@ public final class TestDatabase implements AutoCloseable {
 
   /** A small pool on this database for assertions made directly in SQL. */
   public Pool pool() {
-    return PgBuilder.pool().with(new PoolOptions().setMaxSize(2)).connectingTo(Database.connectOptions(db))
+    return PgBuilder.pool().with(Database.poolOptions(2)).connectingTo(Database.connectOptions(db))
         .using(vertx).build();
+  }
+
+  /**
+   * Makes this database, and only it, unavailable as an outage would: new connections are refused ("database is
+   * not currently accepting connections", SQLSTATE 55000) and every open one is terminated (57P01). The shared
+   * PostgreSQL server itself is never touched.
+   */
+  public void refuseConnections() {
+    admin(vertx, db, "ALTER DATABASE " + db.database() + " ALLOW_CONNECTIONS false");
+    admin(vertx, db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + db.database()
+        + "' AND pid <> pg_backend_pid()");
+  }
+
+  /** Ends {@link #refuseConnections()}. */
+  public void allowConnections() {
+    admin(vertx, db, "ALTER DATABASE " + db.database() + " ALLOW_CONNECTIONS true");
   }
 
   @Override
@@ -46,8 +61,8 @@ public final class TestDatabase implements AutoCloseable {
   }
 
   private static void admin(Vertx vertx, AppConfig.Db db, String sql) {
-    SqlClient client = PgBuilder.client().connectingTo(Database.connectOptions(db.withDatabase("postgres")))
-        .using(vertx).build();
+    SqlClient client = PgBuilder.client().with(Database.poolOptions(1))
+        .connectingTo(Database.connectOptions(db.withDatabase("postgres"))).using(vertx).build();
     try {
       client.query(sql).execute().await();
     } finally {
