@@ -177,6 +177,11 @@ public final class TestWorld implements AutoCloseable {
     return opened.keep(resource);
   }
 
+  /** Runs {@code close} at the end, before what was opened earlier is closed. */
+  public void onClose(Runnable close) {
+    opened.onClose(close);
+  }
+
   /** Routes to {@code servers}, in order: serverLogin → URL. */
   public static List<Map.Entry<String, String>> routes(TestServer... servers) {
     return Arrays.stream(servers).map(s -> Map.entry(s.serverLogin(), s.url())).toList();
