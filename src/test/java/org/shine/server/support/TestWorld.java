@@ -11,7 +11,6 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
-import org.shine.server.util.Json;
 
 /**
  * The one fixture of the integration tests: servers (each with a fresh database and a loopback port of its own,
@@ -83,7 +82,8 @@ public final class TestWorld implements AutoCloseable {
       throw new IllegalStateException(serverLogin + " is running; a second node of it is node(...)");
     }
     site.config = overridesJson;
-    site.running = opened.keep(TestServer.start(serverLogin, site.db.config(), clock, overridesJson, site.port));
+    site.running = opened.keep(TestServer.start(serverLogin, database(serverLogin).config(), clock, overridesJson,
+        site.port));
     return site.running;
   }
 
@@ -95,13 +95,18 @@ public final class TestWorld implements AutoCloseable {
 
   /** Another node of {@code first}'s deployment: the same serverLogin and database, a port of its own. */
   public TestServer node(TestServer first, String overridesJson) {
-    return opened.keep(TestServer.start(first.serverLogin(), site(first.serverLogin()).db.config(), clock,
+    return opened.keep(TestServer.start(first.serverLogin(), database(first.serverLogin()).config(), clock,
         overridesJson));
   }
 
   /** The WebSocket URL {@code serverLogin} has (or will have once started): routes may name it before it runs. */
   public String url(String serverLogin) {
-    return "ws://127.0.0.1:" + site(serverLogin).port + "/ws";
+    return "ws://127.0.0.1:" + port(serverLogin) + "/ws";
+  }
+
+  /** The loopback port {@code serverLogin} has (or will have once started), e.g. for a stub to listen on. */
+  public int port(String serverLogin) {
+    return site(serverLogin).port;
   }
 
   /** Starts s1..s4 (alice's s1, s2 and bob's s3, s4), the cards of both published on all four. */
@@ -117,7 +122,11 @@ public final class TestWorld implements AutoCloseable {
 
   /** The database {@code serverLogin} runs on. */
   public TestDatabase database(String serverLogin) {
-    return site(serverLogin).db;
+    Site site = site(serverLogin);
+    if (site.db == null) {
+      site.db = site.owner.opened.keep(TestDatabase.create(vertx));
+    }
+    return site.db;
   }
 
   /** A fresh database of its own, dropped at the end. */
@@ -175,6 +184,11 @@ public final class TestWorld implements AutoCloseable {
   /** Keeps {@code resource} to close it at the end, before what was opened earlier. */
   public <T extends AutoCloseable> T keep(T resource) {
     return opened.keep(resource);
+  }
+
+  /** Keeps {@code client} to close it at the end. */
+  public ShineClient keep(ShineClient client) {
+    return opened.keep(client);
   }
 
   /** Runs {@code close} at the end, before what was opened earlier is closed. */
@@ -252,7 +266,7 @@ public final class TestWorld implements AutoCloseable {
   private Site site(String serverLogin) {
     Site site = known(serverLogin);
     if (site == null) {
-      site = new Site(opened.keep(TestDatabase.create(vertx)), TestServer.freePort(), config);
+      site = new Site(this, TestServer.freePort(), config);
       sites.put(serverLogin, site);
     }
     return site;
@@ -263,15 +277,19 @@ public final class TestWorld implements AutoCloseable {
     return site != null || parent == null ? site : parent.known(serverLogin);
   }
 
-  /** Where a server runs: its database and port stay while it is stopped and started again. */
+  /**
+   * Where a server runs: its port, and its database from its first start on; both stay while it is stopped and
+   * started again. The world that first named it drops the database.
+   */
   private static final class Site {
-    private final TestDatabase db;
+    private final TestWorld owner;
     private final int port;
+    private TestDatabase db;
     private String config;
     private TestServer running;
 
-    private Site(TestDatabase db, int port, String config) {
-      this.db = db;
+    private Site(TestWorld owner, int port, String config) {
+      this.owner = owner;
       this.port = port;
       this.config = config;
     }
@@ -283,14 +301,5 @@ public final class TestWorld implements AutoCloseable {
   /** Four servers, alice's two and bob's two, with both cards on all of them (PROTOCOL §6). */
   public record Federation(TestServer s1, TestServer s2, TestServer s3, TestServer s4, TestUser alice,
       TestUser bob) {
-  }
-
-  /** The JSON of one config override, e.g. {@code overrides("limits", "{\"maxConnections\":3}")}. */
-  public static String overrides(String section, String json) {
-    try {
-      return Json.MAPPER.createObjectNode().set(section, Json.MAPPER.readTree(json)).toString();
-    } catch (java.io.IOException e) {
-      throw new IllegalArgumentException(json, e);
-    }
   }
 }
