@@ -8,11 +8,11 @@ import io.vertx.core.http.HttpClientAgent;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.net.NetServer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -30,31 +31,35 @@ import org.shine.server.support.Eventually;
 import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 
 /** The reference adapter (seed 004, both phases) against a real server's hub, with compressed time. */
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
 class AdapterIT {
   private static final String HUB = "{\"hub\":{\"visibilityTimeoutS\":1,\"maxWaitS\":1,\"accessTtlS\":2}}";
-  private final List<AutoCloseable> resources = new ArrayList<>();
   private final List<HubAdapter> adapters = new ArrayList<>();
+  private TestWorld world;
+
+  @BeforeEach
+  void open(Vertx vertx) {
+    world = TestWorld.on(vertx);
+  }
 
   @AfterEach
   void close() throws Exception {
     for (HubAdapter adapter : adapters) {
       adapter.stop();
     }
-    for (int i = resources.size() - 1; i >= 0; i--) {
-      resources.get(i).close();
-    }
+    world.close();
   }
 
   @Test
   @DisplayName("events arrive in order, are committed to the inbox, ACKed, processed once; access tokens refresh")
   void receivesInOrder(Vertx vertx, @TempDir Path dir) throws Exception {
-    TestServer server = server(vertx, HUB);
-    TestUser alice = TestUser.create("alice").registerOn(vertx, server);
-    TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+    TestServer server = world.server("s1", HUB);
+    TestUser alice = world.user("alice", server);
+    TestUser bob = world.user("bob", server);
     List<String> seen = new CopyOnWriteArrayList<>();
     Inbox inbox = Inbox.open(dir.resolve("inbox.db").toString());
     start(server, bob, inbox, event -> seen.add(event.at("/payload/baseKey").asText()), 1, List.of(100L));
@@ -64,7 +69,9 @@ class AdapterIT {
     for (int i = 0; i < 5; i++) {
       sent.add(session.sendText("alice", alice.key(), "bob", "in order " + i).await().get("baseKey").asText());
       if (i == 2) {
-        Thread.sleep(2_500);
+        // the rest come after the adapter's first access token has run out and it took a new pair
+        Eventually.until("the adapter refreshed its tokens", 15_000, () -> world.sql(server).count(
+            "SELECT count(*) FROM hub_token WHERE kind = 'access'") >= 2);
       }
     }
 
@@ -77,9 +84,9 @@ class AdapterIT {
   @Test
   @DisplayName("a crash between commit and ACK: the redelivered event is stored once and processed once")
   void crashBetweenCommitAndAck(Vertx vertx, @TempDir Path dir) throws Exception {
-    TestServer server = server(vertx, HUB);
-    TestUser alice = TestUser.create("alice").registerOn(vertx, server);
-    TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+    TestServer server = world.server("s1", HUB);
+    TestUser alice = world.user("alice", server);
+    TestUser bob = world.user("bob", server);
     AtomicInteger handled = new AtomicInteger();
     AtomicBoolean crashed = new AtomicBoolean();
     Inbox inbox = Inbox.open(dir.resolve("inbox.db").toString());
@@ -91,22 +98,23 @@ class AdapterIT {
     alice.session(vertx, server).sendText("alice", alice.key(), "bob", "commit, then crash").await();
 
     Eventually.until("processed", 15_000, () -> handled.get() >= 1);
-    Thread.sleep(2_500);
+    // the event comes again after its visibility timeout, is found in the inbox and ACKed
+    Eventually.until("the hub has its ACK", 15_000,
+        () -> count(server, "SELECT count(*) FROM hub_queue WHERE NOT acked") == 0);
+    Eventually.until("the inbox row is done", 5_000, () -> allDone(inbox, 1));
     assertThat(crashed.get()).isTrue();
     assertThat(handled.get()).isEqualTo(1);
     assertThat(inbox.all()).hasSize(1);
     // the hub got its ACK in the end: nothing is handed out again
-    assertThat(count(vertx, server, "SELECT count(*) FROM hub_queue WHERE NOT acked")).isZero();
+    assertThat(count(server, "SELECT count(*) FROM hub_queue WHERE NOT acked")).isZero();
   }
 
   @Test
   @DisplayName("an ACK that fails ends the cycle; after the restart the event comes again and is stored once")
   void ackErrorEndsTheCycle(Vertx vertx, @TempDir Path dir) throws Exception {
-    TestDatabase db = keep(TestDatabase.create(vertx));
-    int port = TestServer.freePort();
-    TestServer[] server = {TestServer.start("s1", db.config(), Clock.systemUTC(), HUB, port)};
-    TestUser alice = TestUser.create("alice").registerOn(vertx, server[0]);
-    TestUser bob = TestUser.create("bob").registerOn(vertx, server[0]);
+    TestServer[] server = {world.server("s1", HUB)};
+    TestUser alice = world.user("alice", server[0]);
+    TestUser bob = world.user("bob", server[0]);
     AtomicInteger handled = new AtomicInteger();
     AtomicBoolean serverStopped = new AtomicBoolean();
     Inbox inbox = Inbox.open(dir.resolve("inbox.db").toString());
@@ -124,22 +132,22 @@ class AdapterIT {
     Eventually.until("the server is stopped at the ACK", 10_000, serverStopped::get);
 
     // WHEN it comes back
-    server[0] = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), HUB, port));
+    server[0] = world.server("s1");
 
     // THEN the unacknowledged event is handed out again, stored once, processed once, and ACKed
     Eventually.until("the hub has its ACK", 30_000,
-        () -> count(vertx, server[0], "SELECT count(*) FROM hub_queue WHERE NOT acked") == 0);
+        () -> count(server[0], "SELECT count(*) FROM hub_queue WHERE NOT acked") == 0);
     assertThat(inbox.all()).hasSize(1);
-    Thread.sleep(500);
+    Eventually.until("the inbox row is done", 5_000, () -> allDone(inbox, 1));
     assertThat(handled.get()).isEqualTo(1);
   }
 
   @Test
   @DisplayName("a failing handler is retried at the delays, then dead; retry-dead brings it back")
   void retriesThenDead(Vertx vertx, @TempDir Path dir) throws Exception {
-    TestServer server = server(vertx, HUB);
-    TestUser alice = TestUser.create("alice").registerOn(vertx, server);
-    TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+    TestServer server = world.server("s1", HUB);
+    TestUser alice = world.user("alice", server);
+    TestUser bob = world.user("bob", server);
     AtomicBoolean healthy = new AtomicBoolean(false);
     List<Long> attemptsAt = new CopyOnWriteArrayList<>();
     Inbox inbox = Inbox.open(dir.resolve("inbox.db").toString());
@@ -188,8 +196,7 @@ class AdapterIT {
         List.of(100L), 300);
 
     assertThat(survivor.runOnce()).isZero();
-    Thread.sleep(400);
-    assertThat(survivor.runOnce()).isEqualTo(1);
+    Eventually.until("the lease runs out and the row is taken again", 5_000, () -> runOnce(survivor) == 1);
 
     assertThat(handled).containsExactly("e1");
     assertThat(inbox.all().get(0).attempts()).isEqualTo(2);
@@ -203,11 +210,9 @@ class AdapterIT {
   @Test
   @DisplayName("Phase 1 paths: short polls (204), a lost server ends the cycle and the supervisor resumes")
   void shortPollAndNetworkLoss(Vertx vertx, @TempDir Path dir) throws Exception {
-    TestDatabase db = keep(TestDatabase.create(vertx));
-    int port = TestServer.freePort();
-    TestServer server = TestServer.start("s1", db.config(), Clock.systemUTC(), HUB, port);
-    TestUser alice = TestUser.create("alice").registerOn(vertx, server);
-    TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+    TestServer server = world.server("s1", HUB);
+    TestUser alice = world.user("alice", server);
+    TestUser bob = world.user("bob", server);
     List<String> seen = new CopyOnWriteArrayList<>();
     Inbox inbox = Inbox.open(dir.resolve("inbox.db").toString());
     HubAdapter adapter = start(server, bob, inbox, event -> seen.add(event.get("eventKey").asText()), 0,
@@ -216,8 +221,17 @@ class AdapterIT {
     Eventually.until("first event", 10_000, () -> seen.size() == 1);
 
     server.close();
-    Thread.sleep(1_500);
-    TestServer back = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), HUB, port));
+    // while it is gone, its port drops every connection: the adapter's cycles end on the network error and the
+    // supervisor starts new ones
+    AtomicInteger tries = new AtomicInteger();
+    NetServer gone = vertx.createNetServer().connectHandler(socket -> {
+      tries.incrementAndGet();
+      socket.close();
+    });
+    gone.listen(server.port(), "127.0.0.1").await();
+    Eventually.until("two cycles ended on the lost server", 15_000, () -> tries.get() >= 2);
+    gone.close().await();
+    TestServer back = world.server("s1");
     alice.session(vertx, back).sendText("alice", alice.key(), "bob", "after").await();
 
     Eventually.until("the event sent after the restart", 40_000, () -> seen.size() == 2);
@@ -227,7 +241,7 @@ class AdapterIT {
   @Test
   @DisplayName("the inbox also lives in PostgreSQL through a JDBC URL, with the same once-only insert")
   void postgresInbox(Vertx vertx) throws Exception {
-    TestDatabase db = keep(TestDatabase.create(vertx));
+    TestDatabase db = world.database();
     Inbox inbox = Inbox.open("jdbc:postgresql://" + db.config().host() + ":" + db.config().port() + "/"
         + db.config().database() + "?user=" + db.config().user()
         + (db.config().password().isEmpty() ? "" : "&password=" + db.config().password()));
@@ -241,8 +255,8 @@ class AdapterIT {
   @Test
   @DisplayName("when the refresh token is rejected the adapter stops for good")
   void stopsWhenRefreshRejected(Vertx vertx, @TempDir Path dir) throws Exception {
-    TestServer server = server(vertx, "{\"hub\":{\"maxWaitS\":1,\"accessTtlS\":1,\"refreshTtlS\":1}}");
-    TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+    TestServer server = world.server("s1", "{\"hub\":{\"maxWaitS\":1,\"accessTtlS\":1,\"refreshTtlS\":1}}");
+    TestUser bob = world.user("bob", server);
     HubAdapter adapter = start(server, bob, Inbox.open(dir.resolve("inbox.db").toString()), event -> { }, 1,
         List.of(100L));
 
@@ -253,9 +267,9 @@ class AdapterIT {
   @DisplayName("a refresh whose answer was lost is retried with the same old refresh token: the adapter goes on"
       + " with the same family, nothing revoked, no new login")
   void lostRefreshAnswer(Vertx vertx, @TempDir Path dir) throws Exception {
-    TestServer server = server(vertx, HUB);
-    TestUser alice = TestUser.create("alice").registerOn(vertx, server);
-    TestUser bob = TestUser.create("bob").registerOn(vertx, server);
+    TestServer server = world.server("s1", HUB);
+    TestUser alice = world.user("alice", server);
+    TestUser bob = world.user("bob", server);
     List<String> refreshTokens = new CopyOnWriteArrayList<>();
     int proxyPort = losingTheFirstRefreshAnswer(vertx, server, refreshTokens);
     List<String> seen = new CopyOnWriteArrayList<>();
@@ -275,8 +289,8 @@ class AdapterIT {
     Eventually.until("the event is processed", 15_000, () -> seen.size() == 1);
     assertThat(refreshTokens.get(1)).isEqualTo(refreshTokens.get(0));
     assertThat(adapter.stoppedForGood()).isFalse();
-    assertThat(count(vertx, server, "SELECT count(*) FROM hub_token WHERE revoked")).isZero();
-    assertThat(count(vertx, server, "SELECT count(DISTINCT family) FROM hub_token")).isEqualTo(1);
+    assertThat(count(server, "SELECT count(*) FROM hub_token WHERE revoked")).isZero();
+    assertThat(count(server, "SELECT count(DISTINCT family) FROM hub_token")).isEqualTo(1);
   }
 
   private HubAdapter start(TestServer server, TestUser user, Inbox inbox, EventHandler handler, long waitS,
@@ -292,18 +306,15 @@ class AdapterIT {
         delays, 2_000, 50, Duration.ZERO);
   }
 
-  private TestServer server(Vertx vertx, String overrides) {
-    TestDatabase db = keep(TestDatabase.create(vertx));
-    return keep(TestServer.start("s1", db.config(), Clock.systemUTC(), overrides));
+  private long count(TestServer server, String sql) {
+    return world.sql(server).count(sql);
   }
 
-  private long count(Vertx vertx, TestServer server, String sql) {
-    var pool = io.vertx.pgclient.PgBuilder.pool().connectingTo(org.shine.server.db.Database.connectOptions(
-        server.config().db())).using(vertx).build();
+  private static int runOnce(InboxProcessor processor) {
     try {
-      return pool.query(sql).execute().await().iterator().next().getLong(0);
-    } finally {
-      pool.close().await();
+      return processor.runOnce();
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
     }
   }
 
@@ -336,7 +347,7 @@ class AdapterIT {
           }));
         }).onFailure(failure -> request.connection().close()));
     proxy.listen(0, "127.0.0.1").await();
-    keep(() -> {
+    world.keep(() -> {
       proxy.close().await();
       client.close().await();
     });
@@ -349,11 +360,6 @@ class AdapterIT {
         to.set(name, from.get(name));
       }
     }
-  }
-
-  private <T extends AutoCloseable> T keep(T resource) {
-    resources.add(resource);
-    return resource;
   }
 
 

@@ -21,7 +21,6 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +31,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -43,9 +44,9 @@ import org.shine.server.config.ConfigLoader;
 import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.node.ServerNode;
 import org.shine.server.support.Eventually;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 
 /**
@@ -59,96 +60,94 @@ class ClusterIT {
   private static final String STRANGER_PING = "cluster-it.ping.stranger";
   private static final InetAddress FIRST = address("127.0.0.1");
   private static final InetAddress SECOND = address("127.0.0.2");
+  private TestWorld world;
+
+  @BeforeEach
+  void open(Vertx vertx) {
+    world = TestWorld.on(vertx);
+  }
+
+  @AfterEach
+  void close() {
+    world.close();
+  }
 
   @Test
   @DisplayName("an event for a user reaches the session on the other node of the deployment")
-  void eventsCrossNodes(Vertx vertx) {
+  void eventsCrossNodes() {
     String login = deployment();
     String clustered = "{\"cluster\":{\"enabled\":true,\"members\":[\"127.0.0.1\"],\"port\":5801}}";
-    try (TestDatabase db = TestDatabase.create(vertx);
-        TestServer nodeA = TestServer.start(login, db.config(), Clock.systemUTC(), clustered);
-        TestServer nodeB = TestServer.start(login, db.config(), Clock.systemUTC(), clustered)) {
-      TestUser alice = TestUser.create("alice").registerOn(vertx, nodeA);
-      TestUser bob = TestUser.create("bob").registerOn(vertx, nodeA);
+    TestServer nodeA = world.server(login, clustered);
+    TestServer nodeB = world.node(nodeA, clustered);
+    TestUser alice = world.user("alice", nodeA);
+    TestUser bob = world.user("bob", nodeA);
 
-      JsonNode sent = sendAcross(vertx, alice, nodeA, bob, nodeB);
+    JsonNode sent = sendAcross(alice, nodeA, bob, nodeB);
 
-      assertThat(sent.get("deliveryState").asText()).isEqualTo("delivered");
-      ShineClient history = bob.session(vertx, nodeB);
-      assertThat(history.request("GetDirectMessages", ShineClient.object().put("peer", "alice")).await()
-          .get("messages")).hasSize(1);
-    }
+    assertThat(sent.get("deliveryState").asText()).isEqualTo("delivered");
+    ShineClient history = world.session(bob, nodeB);
+    assertThat(history.request("GetDirectMessages", ShineClient.object().put("peer", "alice")).await()
+        .get("messages")).hasSize(1);
   }
 
   @Test
   @DisplayName("by default the Hazelcast member port and the event bus port listen on 127.0.0.1 only")
-  void clusterPortsStayOnLoopbackByDefault(Vertx vertx) {
-    try (TestDatabase db = TestDatabase.create(vertx);
-        TestServer node = TestServer.start(deployment(), db.config(), Clock.systemUTC(),
-            "{\"cluster\":{\"enabled\":true}}")) {
-      assertThat(listeningAddresses(hazelcastPort(node))).as("Hazelcast member port").containsOnly(FIRST);
-      assertThat(listeningAddresses(eventBusPort(node))).as("event bus port").containsOnly(FIRST);
-    }
+  void clusterPortsStayOnLoopbackByDefault() {
+    TestServer node = world.server(deployment(), "{\"cluster\":{\"enabled\":true}}");
+    assertThat(listeningAddresses(hazelcastPort(node))).as("Hazelcast member port").containsOnly(FIRST);
+    assertThat(listeningAddresses(eventBusPort(node))).as("event bus port").containsOnly(FIRST);
   }
 
   @Test
   @DisplayName("two nodes on two addresses of cluster.host form a cluster, each listening on its own address")
-  void nodesOnTwoAddressesFormACluster(Vertx vertx) {
+  void nodesOnTwoAddressesFormACluster() {
     String login = deployment();
-    try (TestDatabase db = TestDatabase.create(vertx);
-        TestServer nodeA = TestServer.start(login, db.config(), Clock.systemUTC(),
-            clustered("127.0.0.1", 5811, null));
-        TestServer nodeB = TestServer.start(login, db.config(), Clock.systemUTC(),
-            clustered("127.0.0.2", 5811, null))) {
-      TestUser alice = TestUser.create("alice").registerOn(vertx, nodeA);
-      TestUser bob = TestUser.create("bob").registerOn(vertx, nodeA);
+    TestServer nodeA = world.server(login, clustered("127.0.0.1", 5811, null));
+    TestServer nodeB = world.node(nodeA, clustered("127.0.0.2", 5811, null));
+    TestUser alice = world.user("alice", nodeA);
+    TestUser bob = world.user("bob", nodeA);
 
-      sendAcross(vertx, alice, nodeA, bob, nodeB);
+    sendAcross(alice, nodeA, bob, nodeB);
 
-      // both nodes may take the same port number on their own address, so a port may show both addresses
-      Set<InetAddress> nodes = Set.of(FIRST, SECOND);
-      assertThat(listeningAddresses(hazelcastPort(nodeA))).as("node A's Hazelcast port").contains(FIRST)
-          .isSubsetOf(nodes);
-      assertThat(listeningAddresses(eventBusPort(nodeA))).as("node A's event bus port").contains(FIRST)
-          .isSubsetOf(nodes);
-      assertThat(listeningAddresses(hazelcastPort(nodeB))).as("node B's Hazelcast port").contains(SECOND)
-          .isSubsetOf(nodes);
-      assertThat(listeningAddresses(eventBusPort(nodeB))).as("node B's event bus port").contains(SECOND)
-          .isSubsetOf(nodes);
-    }
+    // both nodes may take the same port number on their own address, so a port may show both addresses
+    Set<InetAddress> nodes = Set.of(FIRST, SECOND);
+    assertThat(listeningAddresses(hazelcastPort(nodeA))).as("node A's Hazelcast port").contains(FIRST)
+        .isSubsetOf(nodes);
+    assertThat(listeningAddresses(eventBusPort(nodeA))).as("node A's event bus port").contains(FIRST)
+        .isSubsetOf(nodes);
+    assertThat(listeningAddresses(hazelcastPort(nodeB))).as("node B's Hazelcast port").contains(SECOND)
+        .isSubsetOf(nodes);
+    assertThat(listeningAddresses(eventBusPort(nodeB))).as("node B's event bus port").contains(SECOND)
+        .isSubsetOf(nodes);
   }
 
   @Test
   @DisplayName("with cluster.tls nodes holding trusted certificates exchange events, a node with another"
       + " certificate gets no bus traffic through in either direction")
-  void tlsAdmitsOnlyTrustedNodes(Vertx vertx, @TempDir Path dir) throws IOException {
+  void tlsAdmitsOnlyTrustedNodes(@TempDir Path dir) throws IOException {
     String login = deployment();
     Path certA = certificate(dir, "node-a");
     Path certB = certificate(dir, "node-b");
     Path stranger = certificate(dir, "stranger");
     Path trusted = concat(dir.resolve("trusted.pem"), certA, certB);
     Path trustedByStranger = concat(dir.resolve("stranger-trust.pem"), certA, certB, stranger);
-    try (TestDatabase db = TestDatabase.create(vertx);
-        TestServer nodeA = TestServer.start(login, db.config(), Clock.systemUTC(),
-            clustered("127.0.0.1", 5821, tls(dir, "node-a", trusted)));
-        TestServer nodeB = TestServer.start(login, db.config(), Clock.systemUTC(),
-            clustered("127.0.0.1", 5821, tls(dir, "node-b", trusted)))) {
-      TestUser alice = TestUser.create("alice").registerOn(vertx, nodeA);
-      TestUser bob = TestUser.create("bob").registerOn(vertx, nodeA);
-      sendAcross(vertx, alice, nodeA, bob, nodeB);
-      nodeA.vertx().eventBus().consumer(PING, m -> m.reply("pong")).completion().await();
+    TestServer nodeA = world.server(login, clustered("127.0.0.1", 5821, tls(dir, "node-a", trusted)));
+    TestServer nodeB = world.node(nodeA, clustered("127.0.0.1", 5821, tls(dir, "node-b", trusted)));
+    TestUser alice = world.user("alice", nodeA);
+    TestUser bob = world.user("bob", nodeA);
+    sendAcross(alice, nodeA, bob, nodeB);
+    nodeA.vertx().eventBus().consumer(PING, m -> m.reply("pong")).completion().await();
 
-      // the stranger trusts the nodes and they do not trust it: whatever is refused, they refuse
-      Vertx strangerNode = bareNode(login, clustered("127.0.0.1", 5821, tls(dir, "stranger", trustedByStranger)));
-      try {
-        strangerNode.eventBus().consumer(STRANGER_PING, m -> m.reply("pong")).completion().await();
+    // the stranger trusts the nodes and they do not trust it: whatever is refused, they refuse
+    Vertx strangerNode = bareNode(login, clustered("127.0.0.1", 5821, tls(dir, "stranger", trustedByStranger)));
+    try {
+      strangerNode.eventBus().consumer(STRANGER_PING, m -> m.reply("pong")).completion().await();
 
-        assertThat(nodeB.vertx().eventBus().request(PING, "ping").await().body()).isEqualTo("pong");
-        assertNoReply(strangerNode, PING);
-        assertNoReply(nodeA.vertx(), STRANGER_PING);
-      } finally {
-        strangerNode.close().await();
-      }
+      assertThat(nodeB.vertx().eventBus().request(PING, "ping").await().body()).isEqualTo("pong");
+      assertNoReply(strangerNode, PING);
+      assertNoReply(nodeA.vertx(), STRANGER_PING);
+    } finally {
+      strangerNode.close().await();
     }
   }
 
@@ -167,11 +166,11 @@ class ClusterIT {
   }
 
   /** Alice on {@code from} writes to Bob, whose session on {@code to} gets the event. */
-  private static JsonNode sendAcross(Vertx vertx, TestUser alice, TestServer from, TestUser bob, TestServer to) {
+  private JsonNode sendAcross(TestUser alice, TestServer from, TestUser bob, TestServer to) {
     List<JsonNode> onTarget = new CopyOnWriteArrayList<>();
-    bob.session(vertx, to).onEvent(onTarget::add);
+    world.session(bob, to).onEvent(onTarget::add);
 
-    JsonNode sent = alice.session(vertx, from).sendText("alice", alice.key(), "bob", "across nodes").await();
+    JsonNode sent = world.session(alice, from).sendText("alice", alice.key(), "bob", "across nodes").await();
 
     Eventually.until("bob's session on the other node gets the message", 10_000, () -> !onTarget.isEmpty());
     assertThat(onTarget.get(0).at("/payload/baseKey").asText()).isEqualTo(sent.get("baseKey").asText());

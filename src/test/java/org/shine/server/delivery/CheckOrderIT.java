@@ -32,9 +32,9 @@ import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKind;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.MutableClock;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 
 /**
  * The v2 order of checks (PROTOCOL §5): an identical repeat is answered from the stored bytes before any other
@@ -48,8 +48,8 @@ class CheckOrderIT {
   private static final Duration BEYOND_SKEW = Duration.ofMinutes(11);
   private static final long SERVER_OP_LATE_MS = Duration.ofMinutes(20).toMillis();
   private static final MutableClock CLOCK = MutableClock.now();
+  private static TestWorld world;
   private static Vertx vertx;
-  private static TestDatabase database;
   private static TestServer server;
   private static Pool sql;
   private static TestUser alice;
@@ -58,19 +58,17 @@ class CheckOrderIT {
 
   @BeforeAll
   static void startServer() {
-    vertx = Vertx.vertx();
-    database = TestDatabase.create(vertx);
-    server = TestServer.start("s1", database.config(), CLOCK);
-    sql = database.pool();
-    alice = TestUser.create("alice").registerOn(vertx, server);
-    bob = TestUser.create("bob").registerOn(vertx, server);
+    world = TestWorld.on(Vertx.vertx()).clock(CLOCK);
+    vertx = world.vertx();
+    server = world.server("s1");
+    sql = world.sql(server).pool();
+    alice = world.user("alice", server);
+    bob = world.user("bob", server);
   }
 
   @AfterAll
   static void stopServer() {
-    sql.close().await();
-    server.close();
-    database.close();
+    world.close();
     vertx.close().await();
   }
 

@@ -6,10 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
-import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Tuple;
-import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
@@ -22,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -29,10 +26,11 @@ import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.dm.DmCodec;
 import org.shine.server.support.Eventually;
+import org.shine.server.support.Sql;
 import org.shine.server.support.StubPeer;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 
 /**
@@ -46,45 +44,41 @@ class FederationIT {
   static final String FAST = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,1600],\"workerPeriodMs\":50,"
       + "\"callTimeoutMs\":500,\"leaseMs\":3000}}";
   private static final String RECEIVE = "ReceiveIncomingMessage";
+  private static TestWorld world;
   private static Vertx vertx;
-  private static final List<AutoCloseable> CLASS_RESOURCES = new ArrayList<>();
   private static TestServer s1;
   private static TestServer s3;
   private static TestServer s4;
-  private static Pool s1Sql;
-  private static Pool s3Sql;
-  private static final AtomicInteger USERS = new AtomicInteger();
+  private static Sql s1Sql;
+  private static Sql s3Sql;
   private static final AtomicInteger SERVERS = new AtomicInteger();
-  private final List<AutoCloseable> testResources = new ArrayList<>();
+  private TestWorld test;
 
   @BeforeAll
   static void startServers() {
-    vertx = Vertx.vertx();
-    TestDatabase db1 = keep(TestDatabase.create(vertx));
-    TestDatabase db3 = keep(TestDatabase.create(vertx));
-    TestDatabase db4 = keep(TestDatabase.create(vertx));
-    s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
-    s3 = keep(TestServer.start("s3", db3.config(), Clock.systemUTC(), FAST));
-    s4 = keep(TestServer.start("s4", db4.config(), Clock.systemUTC(), FAST));
-    s1Sql = db1.pool();
-    s3Sql = db3.pool();
+    world = TestWorld.on(Vertx.vertx()).config(FAST);
+    vertx = world.vertx();
+    s1 = world.server("s1");
+    s3 = world.server("s3");
+    s4 = world.server("s4");
+    s1Sql = world.sql(s1);
+    s3Sql = world.sql(s3);
   }
 
   @AfterAll
-  static void stopServers() throws Exception {
-    s1Sql.close().await();
-    s3Sql.close().await();
-    for (int i = CLASS_RESOURCES.size() - 1; i >= 0; i--) {
-      CLASS_RESOURCES.get(i).close();
-    }
+  static void stopServers() {
+    world.close();
     vertx.close().await();
   }
 
+  @BeforeEach
+  void openTest() {
+    test = world.child();
+  }
+
   @AfterEach
-  void closeTestResources() throws Exception {
-    for (int i = testResources.size() - 1; i >= 0; i--) {
-      testResources.get(i).close();
-    }
+  void closeTest() {
+    test.close();
   }
 
   @Test
@@ -92,15 +86,15 @@ class FederationIT {
   void bothRecipientServersUp() {
     TestUser alice = user("alice");
     TestUser bob = user("bob");
-    alice.publish(vertx, routes(s1), 1, s1.url(), s3.url(), s4.url());
-    bob.publish(vertx, routes(s3, s4), 1, s1.url(), s3.url(), s4.url());
+    alice.publish(vertx, TestWorld.routes(s1), 1, s1.url(), s3.url(), s4.url());
+    bob.publish(vertx, TestWorld.routes(s3, s4), 1, s1.url(), s3.url(), s4.url());
     List<JsonNode> onS3 = new CopyOnWriteArrayList<>();
     List<JsonNode> onS4 = new CopyOnWriteArrayList<>();
-    bob.session(vertx, s3).onEvent(onS3::add);
-    bob.session(vertx, s4).onEvent(onS4::add);
-    SignedPair pair = pair(alice, bob, "hello across servers");
+    test.session(bob, s3).onEvent(onS3::add);
+    test.session(bob, s4).onEvent(onS4::add);
+    SignedPair pair = alice.pairTo(bob, "hello across servers");
 
-    JsonNode result = alice.session(vertx, s1).sendPair(pair).await();
+    JsonNode result = test.session(alice, s1).sendPair(pair).await();
 
     assertThat(result.get("deliveryState").asText()).isEqualTo("delivered");
     Eventually.until("bob's sessions on s3 and s4 get the message", 5_000, () -> !onS3.isEmpty() && !onS4.isEmpty());
@@ -108,7 +102,7 @@ class FederationIT {
       assertThat(event.get("op").asText()).isEqualTo("IncomingDirectMessage");
       assertThat(event.at("/payload/messageKey").asText()).isEqualTo(pair.incoming().messageKey());
     }
-    assertThat(state(s1Sql, pair)).isEqualTo("delivered");
+    assertThat(s1Sql.state(pair)).isEqualTo("delivered");
   }
 
   @Test
@@ -116,14 +110,14 @@ class FederationIT {
   void oneRecipientServerDown() {
     TestUser alice = user("alice");
     TestUser bob = user("bob");
-    alice.publish(vertx, routes(s1), 1, s1.url(), s3.url());
+    alice.publish(vertx, TestWorld.routes(s1), 1, s1.url(), s3.url());
     bob.publish(vertx, List.of(Map.entry("s3", s3.url()), Map.entry(srv("gone"), deadUrl())), 1, s1.url(), s3.url());
-    SignedPair pair = pair(alice, bob, "one is down");
+    SignedPair pair = alice.pairTo(bob, "one is down");
 
-    JsonNode result = alice.session(vertx, s1).sendPair(pair).await();
+    JsonNode result = test.session(alice, s1).sendPair(pair).await();
 
     assertThat(result.get("deliveryState").asText()).isEqualTo("delivered");
-    assertThat(count(s3Sql, "SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2", bob.login(),
+    assertThat(s3Sql.count("SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2", bob.login(),
         pair.outgoing().baseKey())).isEqualTo(1);
   }
 
@@ -136,12 +130,12 @@ class FederationIT {
     StubPeer first = stub().respond(RECEIVE, (op, p) -> up.get() ? Json.MAPPER.createObjectNode()
         : new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
     StubPeer second = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
-    alice.publish(vertx, routes(s1), 1, s1.url());
+    alice.publish(vertx, TestWorld.routes(s1), 1, s1.url());
     bob.publish(vertx, List.of(Map.entry(srv("b1"), first.url()), Map.entry(srv("b2"), second.url())), 1, s1.url());
-    ShineClient session = alice.session(vertx, s1);
+    ShineClient session = test.session(alice, s1);
     List<JsonNode> events = new CopyOnWriteArrayList<>();
     session.onEvent(events::add);
-    SignedPair pair = pair(alice, bob, "are you there?");
+    SignedPair pair = alice.pairTo(bob, "are you there?");
 
     JsonNode result = session.sendPair(pair).await();
     assertThat(result.get("deliveryState").asText()).isEqualTo("accepted");
@@ -155,7 +149,7 @@ class FederationIT {
     assertThat(event.at("/payload/baseKey").asText()).isEqualTo(pair.outgoing().baseKey());
     assertThat(event.at("/payload/deliveryState").asText()).isEqualTo("delivered");
     assertThat(first.count(RECEIVE)).isEqualTo(4);
-    assertThat(attempts(s1Sql, pair)).isEqualTo(4);
+    assertThat(s1Sql.attempts(pair)).isEqualTo(4);
     JsonNode history = session.request("GetDirectMessages", ShineClient.object().put("peer", bob.login()))
         .await();
     assertThat(history.at("/messages/0/deliveryState").asText()).isEqualTo("delivered");
@@ -163,25 +157,26 @@ class FederationIT {
 
   @Test
   @DisplayName("(d) never back: failed after exactly five attempts, and no call after that")
-  void neverBack() throws Exception {
+  void neverBack() {
     TestUser alice = user("alice");
     TestUser bob = user("bob");
     StubPeer dead = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
-    alice.publish(vertx, routes(s1), 1, s1.url());
+    alice.publish(vertx, TestWorld.routes(s1), 1, s1.url());
     bob.publish(vertx, List.of(Map.entry(srv("b1"), dead.url())), 1, s1.url());
-    ShineClient session = alice.session(vertx, s1);
+    ShineClient session = test.session(alice, s1);
     List<JsonNode> events = new CopyOnWriteArrayList<>();
     session.onEvent(events::add);
-    SignedPair pair = pair(alice, bob, "into the void");
+    SignedPair pair = alice.pairTo(bob, "into the void");
 
     session.sendPair(pair).await();
 
-    Eventually.until("the message fails", 6_000, () -> "failed".equals(state(s1Sql, pair)));
-    Thread.sleep(1_000);
+    Eventually.until("the message fails", 6_000, () -> "failed".equals(s1Sql.state(pair)));
+    // no sixth call: s1's retry worker claims due rows for three more schedule points, and never this one
+    test.awaitRetryRounds(s1, 3);
     assertThat(dead.count(RECEIVE)).isEqualTo(5);
-    assertThat(attempts(s1Sql, pair)).isEqualTo(5);
-    assertThat(count(s1Sql, "SELECT count(*) FROM dm_delivery WHERE base_key = $1 AND next_attempt_at_ms IS NULL"
-        + " AND $2 = $2", pair.outgoing().baseKey(), "")).isEqualTo(1);
+    assertThat(s1Sql.attempts(pair)).isEqualTo(5);
+    assertThat(s1Sql.count("SELECT count(*) FROM dm_delivery WHERE base_key = $1 AND next_attempt_at_ms IS NULL",
+        pair.outgoing().baseKey())).isEqualTo(1);
     assertThat(events).hasSize(1);
     assertThat(events.get(0).at("/payload/deliveryState").asText()).isEqualTo("failed");
   }
@@ -198,11 +193,11 @@ class FederationIT {
     StubPeer recipient = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "x"));
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(srv("sib"), sibling.url())), 1, s1.url());
     bob.publish(vertx, List.of(Map.entry(srv("b1"), recipient.url())), 1, s1.url());
-    SignedPair pair = pair(alice, bob, "ask my sibling");
+    SignedPair pair = alice.pairTo(bob, "ask my sibling");
 
-    alice.session(vertx, s1).sendPair(pair).await();
+    test.session(alice, s1).sendPair(pair).await();
 
-    Eventually.until("delivered", 5_000, () -> "delivered".equals(state(s1Sql, pair)));
+    Eventually.until("delivered", 5_000, () -> "delivered".equals(s1Sql.state(pair)));
     assertThat(recipient.count(RECEIVE)).isEqualTo(2);
     assertThat(sibling.count("GetDmDeliveryStatus")).isEqualTo(1);
     assertThat(sibling.requests().stream().filter(r -> r.op().equals("GetDmDeliveryStatus")).findFirst()
@@ -223,62 +218,62 @@ class FederationIT {
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(srv("sib"), rejecting.url())), 1, s1.url());
     carol.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(srv("sib"), deadUrl())), 1, s1.url());
     bob.publish(vertx, List.of(Map.entry(srv("b1"), recipient.url())), 1, s1.url());
-    SignedPair fromAlice = pair(alice, bob, "sibling says UNKNOWN_OP");
-    SignedPair fromCarol = pair(carol, bob, "sibling is down");
+    SignedPair fromAlice = alice.pairTo(bob, "sibling says UNKNOWN_OP");
+    SignedPair fromCarol = carol.pairTo(bob, "sibling is down");
 
-    alice.session(vertx, s1).sendPair(fromAlice).await();
-    carol.session(vertx, s1).sendPair(fromCarol).await();
+    test.session(alice, s1).sendPair(fromAlice).await();
+    test.session(carol, s1).sendPair(fromCarol).await();
 
     // 2 calls each for attempts 1 and 2; the 5th call overall (at attempt 3) is the first to succeed
-    Eventually.until("both delivered", 5_000, () -> "delivered".equals(state(s1Sql, fromAlice))
-        && "delivered".equals(state(s1Sql, fromCarol)));
+    Eventually.until("both delivered", 5_000, () -> "delivered".equals(s1Sql.state(fromAlice))
+        && "delivered".equals(s1Sql.state(fromCarol)));
     assertThat(rejecting.count("GetDmDeliveryStatus")).isGreaterThanOrEqualTo(1);
     assertThat(recipient.count(RECEIVE)).isGreaterThanOrEqualTo(5);
-    assertThat(attempts(s1Sql, fromAlice) + attempts(s1Sql, fromCarol)).isGreaterThanOrEqualTo(5);
+    assertThat(s1Sql.attempts(fromAlice) + s1Sql.attempts(fromCarol)).isGreaterThanOrEqualTo(5);
   }
 
   @Test
   @DisplayName("(g) a route changed while accepted is used; a changed route never reopens a terminal state")
-  void routesChange() throws Exception {
+  void routesChange() {
     TestUser alice = user("alice");
     TestUser bob = user("bob");
     TestUser carol = user("carol");
     StubPeer old = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "x"));
     StubPeer fresh = stub().respond(RECEIVE, (op, p) -> Json.MAPPER.createObjectNode());
-    alice.publish(vertx, routes(s1), 1, s1.url());
+    alice.publish(vertx, TestWorld.routes(s1), 1, s1.url());
     bob.publish(vertx, List.of(Map.entry(srv("b1"), old.url())), 1, s1.url());
     carol.publish(vertx, List.of(Map.entry(srv("c1"), old.url())), 1, s1.url());
-    ShineClient session = alice.session(vertx, s1);
-    SignedPair toBob = pair(alice, bob, "you moved?");
-    SignedPair toCarol = pair(alice, carol, "doomed");
+    ShineClient session = test.session(alice, s1);
+    SignedPair toBob = alice.pairTo(bob, "you moved?");
+    SignedPair toCarol = alice.pairTo(carol, "doomed");
     session.sendPair(toCarol).await();
-    Eventually.until("carol's message fails", 6_000, () -> "failed".equals(state(s1Sql, toCarol)));
+    Eventually.until("carol's message fails", 6_000, () -> "failed".equals(s1Sql.state(toCarol)));
 
     session.sendPair(toBob).await();
     bob.publish(vertx, List.of(Map.entry(srv("b2"), fresh.url())), 2, s1.url());
     carol.publish(vertx, List.of(Map.entry(srv("c2"), fresh.url())), 2, s1.url());
 
     Eventually.until("bob's message delivered through the new route", 5_000,
-        () -> "delivered".equals(state(s1Sql, toBob)));
+        () -> "delivered".equals(s1Sql.state(toBob)));
     bob.publish(vertx, List.of(Map.entry(srv("b3"), old.url())), 3, s1.url());
     long oldCalls = old.count(RECEIVE);
-    Thread.sleep(1_000);
+    // the new route reopens neither: s1's retry worker claims due rows for three more schedule points
+    test.awaitRetryRounds(s1, 3);
     assertThat(fresh.requests().stream().filter(r -> r.op().equals(RECEIVE))
         .map(r -> r.payload().get("incomingBlobB64").asText()).toList())
         .containsExactly(Base64.getEncoder().encodeToString(toBob.incoming().bytes()));
     assertThat(old.count(RECEIVE)).isEqualTo(oldCalls);
-    assertThat(state(s1Sql, toBob)).isEqualTo("delivered");
-    assertThat(state(s1Sql, toCarol)).isEqualTo("failed");
+    assertThat(s1Sql.state(toBob)).isEqualTo("delivered");
+    assertThat(s1Sql.state(toCarol)).isEqualTo("failed");
   }
 
   @Test
   @DisplayName("(h) two nodes' retry workers on one database never run one row's attempt twice")
-  void twoWorkersShareRows() throws Exception {
-    TestDatabase shared = testResource(TestDatabase.create(vertx));
+  void twoWorkersShareRows() {
     String fastTwoWorkers = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,1600],\"workerPeriodMs\":20,"
         + "\"callTimeoutMs\":500,\"leaseMs\":3000},\"instances\":{\"retry\":2}}";
-    TestServer nodeA = testResource(TestServer.start("s1", shared.config(), Clock.systemUTC(), fastTwoWorkers));
-    TestServer nodeB = testResource(TestServer.start("s1", shared.config(), Clock.systemUTC(), fastTwoWorkers));
+    TestServer nodeA = test.server("n1", fastTwoWorkers);
+    TestServer nodeB = test.node(nodeA, fastTwoWorkers);
     Map<String, AtomicInteger> callsPerMessage = new HashMap<>();
     StubPeer dead = stub().respond(RECEIVE, (op, p) -> {
       synchronized (callsPerMessage) {
@@ -288,24 +283,20 @@ class FederationIT {
     });
     TestUser alice = user("alice");
     TestUser bob = user("bob");
-    alice.publish(vertx, List.of(Map.entry("s1", nodeA.url())), 1, nodeA.url());
+    alice.publish(vertx, TestWorld.routes(nodeA), 1, nodeA.url());
     bob.publish(vertx, List.of(Map.entry(srv("b1"), dead.url())), 1, nodeA.url());
-    ShineClient session = alice.session(vertx, nodeA);
+    ShineClient session = test.session(alice, nodeA);
     List<SignedPair> pairs = new ArrayList<>();
     for (int i = 0; i < 40; i++) {
-      SignedPair pair = pair(alice, bob, "contended " + i);
+      SignedPair pair = alice.pairTo(bob, "contended " + i);
       pairs.add(pair);
       session.sendPair(pair).await();
     }
-    Pool sql = shared.pool();
-    try {
-      Eventually.until("every message fails", 15_000, () -> count(sql,
-          "SELECT count(*) FROM dm_delivery WHERE state = 'failed' AND owner = $1 AND $2 = $2", alice.login(), "")
-          == pairs.size());
-    } finally {
-      sql.close().await();
-    }
-    Thread.sleep(500);
+    Sql sql = test.sql(nodeA);
+    Eventually.until("every message fails", 15_000, () -> sql.count(
+        "SELECT count(*) FROM dm_delivery WHERE state = 'failed' AND owner = $1", alice.login()) == pairs.size());
+    // no call after the fifth: the workers of both nodes claim due rows for three more schedule points
+    test.awaitRetryRounds(nodeA, 3);
     synchronized (callsPerMessage) {
       assertThat(callsPerMessage).hasSize(pairs.size());
       assertThat(callsPerMessage.values()).allSatisfy(calls -> assertThat(calls.get()).isEqualTo(5));
@@ -318,13 +309,13 @@ class FederationIT {
   void repeatedArrivalStoredOnce() {
     TestUser alice = user("alice");
     TestUser bob = user("bob");
-    alice.publish(vertx, routes(s1), 1, s1.url(), s3.url());
-    bob.publish(vertx, routes(s3), 1, s3.url());
+    alice.publish(vertx, TestWorld.routes(s1), 1, s1.url(), s3.url());
+    bob.publish(vertx, TestWorld.routes(s3), 1, s3.url());
     List<JsonNode> events = new CopyOnWriteArrayList<>();
-    ShineClient bobSession = bob.session(vertx, s3);
+    ShineClient bobSession = test.session(bob, s3);
     bobSession.onEvent(events::add);
-    SignedPair pair = pair(alice, bob, "again and again");
-    ShineClient peer = ShineClient.connect(vertx, s3.url()).await();
+    SignedPair pair = alice.pairTo(bob, "again and again");
+    ShineClient peer = test.anonymous(s3);
 
     for (int i = 0; i < 5; i++) {
       JsonNode ack = peer.request(RECEIVE, ShineClient.object()
@@ -335,9 +326,9 @@ class FederationIT {
     bobSession.request("GetUserCard", ShineClient.object().put("login", bob.login())).await();
 
     String baseKey = pair.outgoing().baseKey();
-    assertThat(count(s3Sql, "SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2", bob.login(),
+    assertThat(s3Sql.count("SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2", bob.login(),
         baseKey)).isEqualTo(1);
-    assertThat(count(s3Sql, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND item_key = $2", bob.login(),
+    assertThat(s3Sql.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND item_key = $2", bob.login(),
         baseKey)).isEqualTo(1);
     assertThat(events).hasSize(1);
   }
@@ -348,16 +339,16 @@ class FederationIT {
     TestUser alice = user("alice");
     TestUser bob = user("bob");
     TestUser carol = user("carol");
-    alice.publish(vertx, routes(s1), 1, s3.url());
-    bob.publish(vertx, routes(s3, s4), 1, s3.url());
-    carol.publish(vertx, routes(s4), 1, s3.url());
-    ShineClient peer = s4.serverSession(vertx, s3);
-    ShineClient anonymous = ShineClient.connect(vertx, s3.url()).await();
-    ShineClient other = s1.serverSession(vertx, s3);
-    SignedPair fromSibling = pair(alice, bob, "via bob's sibling");
-    SignedPair spoofed = pair(alice, bob, "claims to be bob's sibling");
-    SignedPair fromElsewhere = pair(alice, bob, "via another server");
-    SignedPair fromClient = pair(alice, bob, "via no server");
+    alice.publish(vertx, TestWorld.routes(s1), 1, s3.url());
+    bob.publish(vertx, TestWorld.routes(s3, s4), 1, s3.url());
+    carol.publish(vertx, TestWorld.routes(s4), 1, s3.url());
+    ShineClient peer = test.serverSession(s4, s3);
+    ShineClient anonymous = test.anonymous(s3);
+    ShineClient other = test.serverSession(s1, s3);
+    SignedPair fromSibling = alice.pairTo(bob, "via bob's sibling");
+    SignedPair spoofed = alice.pairTo(bob, "claims to be bob's sibling");
+    SignedPair fromElsewhere = alice.pairTo(bob, "via another server");
+    SignedPair fromClient = alice.pairTo(bob, "via no server");
 
     receive(peer, fromSibling, "s4");
     receive(anonymous, spoofed, "s4");
@@ -368,11 +359,11 @@ class FederationIT {
     assertThat(synced(s3Sql, bob, spoofed)).isFalse();
     assertThat(synced(s3Sql, bob, fromElsewhere)).isFalse();
     assertThat(synced(s3Sql, bob, fromClient)).isFalse();
-    SignedPair lying = pair(alice, bob, "s4's session claims s1");
+    SignedPair lying = alice.pairTo(bob, "s4's session claims s1");
     assertThatCode(peer, () -> receive(peer, lying, "s1"), 403, "SOURCE_MISMATCH");
-    assertThat(count(s3Sql, "SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2", bob.login(),
+    assertThat(s3Sql.count("SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2", bob.login(),
         lying.outgoing().baseKey())).isZero();
-    SignedPair toCarol = pair(alice, carol, "carol is not served here");
+    SignedPair toCarol = alice.pairTo(carol, "carol is not served here");
     assertThatCode(peer, () -> receive(peer, toCarol, "s4"), 421, "NOT_ACCESS_SERVER");
     assertThatCode(peer, () -> peer.request("ReceiveOutcomingMessage", ShineClient.object()
         .put("incomingBlobB64", Base64.getEncoder().encodeToString(toCarol.incoming().bytes()))
@@ -386,33 +377,27 @@ class FederationIT {
 
   @Test
   @DisplayName("(j) the sibling's own schedule delivers after the original server dies following the forward")
-  void siblingTakesOver() throws Exception {
-    TestDatabase dbA = testResource(TestDatabase.create(vertx));
-    TestDatabase dbB = testResource(TestDatabase.create(vertx));
-    TestServer origin = TestServer.start("sa", dbA.config(), Clock.systemUTC(), FAST);
-    TestServer sibling = testResource(TestServer.start("sb", dbB.config(), Clock.systemUTC(), FAST));
+  void siblingTakesOver() {
+    TestServer origin = test.server("sa");
+    TestServer sibling = test.server("sb");
     AtomicBoolean up = new AtomicBoolean(false);
     StubPeer recipient = stub().respond(RECEIVE, (op, p) -> up.get() ? Json.MAPPER.createObjectNode()
         : new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
     TestUser alice = user("alice");
     TestUser bob = user("bob");
-    alice.publish(vertx, routes(origin, sibling), 1, origin.url(), sibling.url());
+    alice.publish(vertx, TestWorld.routes(origin, sibling), 1, origin.url(), sibling.url());
     bob.publish(vertx, List.of(Map.entry(srv("b1"), recipient.url())), 1, origin.url(), sibling.url());
-    SignedPair pair = pair(alice, bob, "carry on without me");
+    SignedPair pair = alice.pairTo(bob, "carry on without me");
 
-    alice.session(vertx, origin).sendPair(pair).await();
-    Pool sibSql = dbB.pool();
-    try {
-      Eventually.until("the sibling holds the pair", 5_000, () -> count(sibSql,
-          "SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2", alice.login(),
-          pair.outgoing().baseKey()) == 1);
-      origin.close();
-      up.set(true);
+    test.session(alice, origin).sendPair(pair).await();
+    Sql sibSql = test.sql(sibling);
+    Eventually.until("the sibling holds the pair", 5_000, () -> sibSql.count(
+        "SELECT count(*) FROM dm_message WHERE owner = $1 AND base_key = $2", alice.login(),
+        pair.outgoing().baseKey()) == 1);
+    origin.close();
+    up.set(true);
 
-      Eventually.until("the sibling delivers it", 5_000, () -> "delivered".equals(state(sibSql, pair)));
-    } finally {
-      sibSql.close().await();
-    }
+    Eventually.until("the sibling delivers it", 5_000, () -> "delivered".equals(sibSql.state(pair)));
     assertThat(recipient.requests().stream().filter(r -> r.op().equals(RECEIVE))
         .map(r -> r.payload().path("sourceServerLogin").asText())).contains("sb");
   }
@@ -428,9 +413,9 @@ class FederationIT {
     peer.request(RECEIVE, payload).await();
   }
 
-  private static boolean synced(Pool sql, TestUser owner, SignedPair pair) {
-    return sql.preparedQuery("SELECT synced FROM sync_outbox WHERE owner = $1 AND item_key = $2")
-        .execute(Tuple.of(owner.login(), pair.outgoing().baseKey())).await().iterator().next().getBoolean(0);
+  private static boolean synced(Sql sql, TestUser owner, SignedPair pair) {
+    return sql.rows("SELECT synced FROM sync_outbox WHERE owner = $1 AND item_key = $2", owner.login(),
+        pair.outgoing().baseKey()).iterator().next().getBoolean(0);
   }
 
   private static void assertThatCode(ShineClient peer, Runnable call, int status, String code) {
@@ -441,26 +426,12 @@ class FederationIT {
         });
   }
 
-  private static <T extends AutoCloseable> T keep(T resource) {
-    CLASS_RESOURCES.add(resource);
-    return resource;
-  }
-
-  private <T extends AutoCloseable> T testResource(T resource) {
-    testResources.add(resource);
-    return resource;
-  }
-
   private StubPeer stub() {
-    return testResource(StubPeer.start(vertx));
+    return test.stub();
   }
 
   private static TestUser user(String prefix) {
-    return TestUser.create(prefix + USERS.incrementAndGet());
-  }
-
-  private static List<Map.Entry<String, String>> routes(TestServer... servers) {
-    return java.util.Arrays.stream(servers).map(s -> Map.entry(s.serverLogin(), s.url())).toList();
+    return TestUser.create(TestWorld.unique(prefix));
   }
 
   /** A serverLogin of its own for each stub route (one serverLogin has one URL, PROTOCOL §6a). */
@@ -472,31 +443,11 @@ class FederationIT {
     return "ws://127.0.0.1:" + TestServer.freePort() + "/ws";
   }
 
-  private static SignedPair pair(TestUser from, TestUser to, String text) {
-    return ShineClient.signPair(from.login(), from.key(), to.login(), System.currentTimeMillis(),
-        ShineClient.randomNonce(), 0, text.getBytes(StandardCharsets.UTF_8));
-  }
-
   private static String baseKeyOf(JsonNode receivePayload) {
     try {
       return DmCodec.parse(Base64.getDecoder().decode(receivePayload.get("incomingBlobB64").asText())).baseKey();
     } catch (Exception e) {
       throw new AssertionError(e);
     }
-  }
-
-  private static String state(Pool sql, SignedPair pair) {
-    var rows = sql.preparedQuery("SELECT state FROM dm_delivery WHERE base_key = $1")
-        .execute(Tuple.of(pair.outgoing().baseKey())).await();
-    return rows.size() == 0 ? null : rows.iterator().next().getString(0);
-  }
-
-  private static int attempts(Pool sql, SignedPair pair) {
-    return sql.preparedQuery("SELECT attempts FROM dm_delivery WHERE base_key = $1")
-        .execute(Tuple.of(pair.outgoing().baseKey())).await().iterator().next().getInteger(0);
-  }
-
-  private static long count(Pool sql, String query, String a, String b) {
-    return sql.preparedQuery(query).execute(Tuple.of(a, b)).await().iterator().next().getLong(0);
   }
 }

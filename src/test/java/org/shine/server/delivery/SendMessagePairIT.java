@@ -27,15 +27,15 @@ import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.support.MutableClock;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 60, timeUnit = TimeUnit.SECONDS)
 class SendMessagePairIT {
+  private static TestWorld world;
   private static Vertx vertx;
-  private static TestDatabase database;
   private static TestServer server;
   private static Pool sql;
   private static final MutableClock CLOCK = MutableClock.now();
@@ -45,24 +45,19 @@ class SendMessagePairIT {
 
   @BeforeAll
   static void startServer() {
-    vertx = Vertx.vertx();
-    database = TestDatabase.create(vertx);
-    server = TestServer.start("s1", database.config(), CLOCK);
-    sql = database.pool();
-    alice = TestUser.create("alice").registerOn(vertx, server);
-    bob = TestUser.create("bob").registerOn(vertx, server);
+    world = TestWorld.on(Vertx.vertx()).clock(CLOCK);
+    vertx = world.vertx();
+    server = world.server("s1");
+    sql = world.sql(server).pool();
+    alice = world.user("alice", server);
+    bob = world.user("bob", server);
     // carol's only access server is elsewhere: she is known here, but not served here
-    carol = TestUser.create("carol");
-    ShineClient client = ShineClient.connect(vertx, server.url()).await();
-    client.publishCard("carol", carol.key(), List.of(java.util.Map.entry("s9", "ws://127.0.0.1:1/ws")), 1).await();
-    client.close().await();
+    carol = world.user("carol", List.of(java.util.Map.entry("s9", "ws://127.0.0.1:1/ws")), server);
   }
 
   @AfterAll
   static void stopServer() {
-    sql.close().await();
-    server.close();
-    database.close();
+    world.close();
     vertx.close().await();
   }
 

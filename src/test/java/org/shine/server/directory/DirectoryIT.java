@@ -34,8 +34,8 @@ import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.MutableClock;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 
 /** PublishUserCard / GetUserCard by the rules of PROTOCOL §4, checked over a real WebSocket and in SQL. */
@@ -48,25 +48,23 @@ class DirectoryIT {
   private static final Map.Entry<String, String> S2 = Map.entry("s2", "ws://127.0.0.1:2/ws");
   private static final Map.Entry<String, String> S3 = Map.entry("s3", "wss://127.0.0.1:3/ws");
   private static final MutableClock CLOCK = MutableClock.now();
+  private static TestWorld world;
   private static Vertx vertx;
-  private static TestDatabase database;
   private static TestServer server;
   private static Pool sql;
   private ShineClient client;
 
   @BeforeAll
   static void startServer() {
-    vertx = Vertx.vertx();
-    database = TestDatabase.create(vertx);
-    server = TestServer.start("home", database.config(), CLOCK);
-    sql = database.pool();
+    world = TestWorld.on(Vertx.vertx()).clock(CLOCK);
+    vertx = world.vertx();
+    server = world.server("home");
+    sql = world.sql(server).pool();
   }
 
   @AfterAll
   static void stopServer() {
-    sql.close().await();
-    server.close();
-    database.close();
+    world.close();
     vertx.close().await();
   }
 

@@ -41,9 +41,9 @@ import org.shine.server.dm.DmKind;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.MutableClock;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 
 /**
  * Every malformed or refused request gets its own status and error code, leaves the WebSocket session usable
@@ -55,8 +55,8 @@ class BadInputIT {
   private static final long WAIT_S = 20;
   private static final int DEFAULT_MAX_FRAME_BYTES = 262_144;
   private static final MutableClock CLOCK = MutableClock.now();
+  private static TestWorld world;
   private static Vertx vertx;
-  private static TestDatabase database;
   private static TestServer server;
   private static Pool sql;
   private static TestUser alice;
@@ -68,25 +68,20 @@ class BadInputIT {
 
   @BeforeAll
   static void startServer() {
-    vertx = Vertx.vertx();
-    database = TestDatabase.create(vertx);
-    server = TestServer.start("s1", database.config(), CLOCK);
-    sql = database.pool();
-    alice = TestUser.create("alice").registerOn(vertx, server);
-    bob = TestUser.create("bob").registerOn(vertx, server);
+    world = TestWorld.on(Vertx.vertx()).clock(CLOCK);
+    vertx = world.vertx();
+    server = world.server("s1");
+    sql = world.sql(server).pool();
+    alice = world.user("alice", server);
+    bob = world.user("bob", server);
     // carol is known here, but her only access server is another one
-    carol = TestUser.create("carol");
-    ShineClient client = await(ShineClient.connect(vertx, server.url()));
-    await(client.publishCard("carol", carol.key(), List.of(Map.entry("s9", "ws://127.0.0.1:1/ws")), 1));
-    await(client.close());
+    carol = world.user("carol", List.of(Map.entry("s9", "ws://127.0.0.1:1/ws")), server);
     mallory = KeyFile.generate("mallory");
   }
 
   @AfterAll
   static void stopServer() {
-    sql.close().await();
-    server.close();
-    database.close();
+    world.close();
     vertx.close().await();
   }
 
@@ -514,15 +509,12 @@ class BadInputIT {
   @Test
   @DisplayName("a burst beyond the in-flight limit gets 429 for the excess, one response each, and only the 200s are stored")
   void tooManyInFlight() {
-    TestDatabase tightDatabase = TestDatabase.create(vertx);
-    TestServer tight = TestServer.start("s7", tightDatabase.config(), CLOCK,
-        "{\"limits\":{\"maxInFlightPerConnection\":2}}");
-    Pool tightSql = tightDatabase.pool();
-    ShineClient session = null;
-    try {
-      TestUser dora = TestUser.create("dora").registerOn(vertx, tight);
-      TestUser.create("erin").registerOn(vertx, tight);
-      session = dora.session(vertx, tight);
+    try (TestWorld own = world.child()) {
+      TestServer tight = own.server("s7", "{\"limits\":{\"maxInFlightPerConnection\":2}}");
+      Pool tightSql = own.sql(tight).pool();
+      TestUser dora = own.user("dora", tight);
+      own.user("erin", tight);
+      ShineClient session = own.session(dora, tight);
       Map<String, AtomicInteger> responsesPerRequest = new ConcurrentHashMap<>();
       session.onRawFrame(frame -> {
         if (frame.has("requestId")) {
@@ -575,13 +567,6 @@ class BadInputIT {
       assertThat(rowsOf(tightSql, retried)).isEqualTo(2);
       assertThat(responsesPerRequest).hasSize(sends.size() + 1);
       assertThat(responsesPerRequest.values()).allSatisfy(n -> assertThat(n.get()).isEqualTo(1));
-    } finally {
-      if (session != null) {
-        await(session.close().otherwiseEmpty());
-      }
-      tightSql.close().await();
-      tight.close();
-      tightDatabase.close();
     }
   }
 

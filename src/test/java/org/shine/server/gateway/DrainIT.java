@@ -23,9 +23,9 @@ import org.shine.server.client.ShineClientException;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.Eventually;
 import org.shine.server.support.MutableClock;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 60, timeUnit = TimeUnit.SECONDS)
@@ -35,13 +35,13 @@ class DrainIT {
   @DisplayName("stopping the server answers every request already in flight before the connection closes")
   void drainFinishesInFlightRequests(Vertx vertx) throws Exception {
     MutableClock clock = MutableClock.now();
-    try (TestDatabase database = TestDatabase.create(vertx)) {
-      TestServer server = TestServer.start("s1", database.config(), clock,
+    try (TestWorld world = TestWorld.on(vertx).clock(clock)) {
+      TestServer server = world.server("s1",
           "{\"limits\":{\"maxInFlightPerConnection\":256,\"sendsPerUserPerS\":100000}}");
-      TestUser alice = TestUser.create("alice").registerOn(vertx, server);
-      TestUser.create("bob").registerOn(vertx, server);
-      ShineClient session = alice.session(vertx, server);
-      Pool sql = database.pool();
+      TestUser alice = world.user("alice", server);
+      world.user("bob", server);
+      ShineClient session = world.session(alice, server);
+      Pool sql = world.sql(server).pool();
       // GIVEN the message table is locked against writes (reads go on), so no send can finish
       SqlConnection locker = sql.getConnection().await(10, TimeUnit.SECONDS);
       Transaction lock = locker.begin().await(10, TimeUnit.SECONDS);
@@ -68,10 +68,7 @@ class DrainIT {
       assertThat(sends).allSatisfy(send -> assertThat(send.succeeded())
           .as("send failed: %s", send.cause()).isTrue());
       server.vertx().close().await();
-      long stored = sql.query("SELECT count(*) FROM dm_message WHERE owner = 'alice'").execute().await()
-          .iterator().next().getLong(0);
-      sql.close().await();
-      assertThat(stored).isEqualTo(200);
+      assertThat(world.sql(server).count("SELECT count(*) FROM dm_message WHERE owner = 'alice'")).isEqualTo(200);
     }
   }
 

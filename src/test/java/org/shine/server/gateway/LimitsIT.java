@@ -15,7 +15,6 @@ import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
-import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -26,7 +25,6 @@ import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashSet;
@@ -51,10 +49,10 @@ import org.shine.server.client.ShineClientException;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.Eventually;
-import org.shine.server.support.Opened;
-import org.shine.server.support.TestDatabase;
+import org.shine.server.support.Sql;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 
 /**
@@ -68,16 +66,18 @@ class LimitsIT {
   private static final int CLOSE_POLICY = 1008;
   private static final int CLOSE_GOING_AWAY = 1001;
   private Vertx vertx;
-  private final Opened opened = new Opened();
+  private TestWorld world;
+  private int nodes;
 
   @BeforeEach
   void setUp() {
     vertx = Vertx.vertx();
+    world = TestWorld.on(vertx);
   }
 
   @AfterEach
   void tearDown() {
-    opened.closeAll();
+    world.close();
     vertx.close().await();
   }
 
@@ -132,8 +132,8 @@ class LimitsIT {
       + " anonymous session calling an open op and a logged-in session stay, and the node still answers")
   void authTimeout() {
     Node node = node("{\"authTimeoutMs\":1000}");
-    TestUser alice = TestUser.create("alice").registerOn(vertx, node.server());
-    TestUser.create("bob").registerOn(vertx, node.server());
+    TestUser alice = world.user("alice", node.server());
+    world.user("bob", node.server());
     // GIVEN, opened before the silent ones (so they have lived longer than the timeout when those are gone):
     // a logged-in session and an anonymous one that calls GetUserCard every 300 ms
     ShineClient loggedIn = session(alice, node);
@@ -142,7 +142,7 @@ class LimitsIT {
     List<Throwable> callFailures = new CopyOnWriteArrayList<>();
     long timer = vertx.setPeriodic(300, id -> caller.request("GetUserCard", ShineClient.object().put("login", "alice"))
         .onSuccess(card -> calls.incrementAndGet()).onFailure(callFailures::add));
-    opened.onClose(() -> vertx.cancelTimer(timer));
+    world.onClose(() -> vertx.cancelTimer(timer));
 
     // WHEN 2,000 anonymous sockets connect and send nothing
     int silent = 2_000;
@@ -181,8 +181,8 @@ class LimitsIT {
       + " answers pings stays open well past the timeout and can still send")
   void idleTimeout() throws Exception {
     Node node = node("{\"idleTimeoutMs\":1500}");
-    TestUser alice = TestUser.create("alice").registerOn(vertx, node.server());
-    TestUser.create("bob").registerOn(vertx, node.server());
+    TestUser alice = world.user("alice", node.server());
+    world.user("bob", node.server());
     // GIVEN a logged-in session that sends nothing (its Vert.x socket answers every ping with a pong) and a client
     // that never writes after its handshake, so it answers no ping
     ShineClient quiet = session(alice, node);
@@ -194,8 +194,15 @@ class LimitsIT {
       assertThat(closing.pings()).isGreaterThanOrEqualTo(1);
       assertThat(closing.code()).isEqualTo(CLOSE_GOING_AWAY);
     }
-    // the quiet one stays: nothing must happen to it for two more idle timeouts (the point of this sleep)
-    Thread.sleep(2 * 1_500);
+    // the quiet one stays for two more idle timeouts: two more mute clients, one after the other, are pinged and
+    // closed as idle meanwhile, and the quiet one is still served
+    for (int i = 0; i < 2; i++) {
+      try (PlainClient later = PlainClient.connect(node.server().port())) {
+        PlainClient.Closing closing = later.readUntilClose();
+        assertThat(closing.pings()).isGreaterThanOrEqualTo(1);
+        assertThat(closing.code()).isEqualTo(CLOSE_GOING_AWAY);
+      }
+    }
     assertDelivered(node, quiet, alice, "bob");
   }
 
@@ -206,8 +213,8 @@ class LimitsIT {
       + " slowReaderCloseMs, every send to it is answered and stored, and the server's memory stays bounded")
   void slowReader() throws Exception {
     Node node = node("{\"writeQueueBytes\":65536,\"slowReaderCloseMs\":1000,\"sendsPerUserPerS\":100000}");
-    TestUser alice = TestUser.create("alice").registerOn(vertx, node.server());
-    TestUser bob = TestUser.create("bob").registerOn(vertx, node.server());
+    TestUser alice = world.user("alice", node.server());
+    TestUser bob = world.user("bob", node.server());
     try (PlainClient recipient = PlainClient.connect(node.server().port())) {
       recipient.login(bob);
       ShineClient sender = session(alice, node);
@@ -281,8 +288,8 @@ class LimitsIT {
   void maxResponseBytes() {
     int maxResponseBytes = 262_144;
     Node node = node("{\"maxResponseBytes\":" + maxResponseBytes + "}");
-    TestUser alice = TestUser.create("alice").registerOn(vertx, node.server());
-    TestUser.create("bob").registerOn(vertx, node.server());
+    TestUser alice = world.user("alice", node.server());
+    world.user("bob", node.server());
     ShineClient sender = session(alice, node);
     long now = System.currentTimeMillis();
     Set<String> sentKeys = new HashSet<>();
@@ -332,8 +339,8 @@ class LimitsIT {
       + " 200 is stored, and a send after them succeeds")
   void verifyQueue() {
     Node node = node("{\"verifyQueue\":1,\"maxInFlightPerConnection\":512,\"sendsPerUserPerS\":100000}");
-    TestUser alice = TestUser.create("alice").registerOn(vertx, node.server());
-    TestUser.create("bob").registerOn(vertx, node.server());
+    TestUser alice = world.user("alice", node.server());
+    world.user("bob", node.server());
     ShineClient session = session(alice, node);
 
     // WHEN 200 sends are in flight at once on one connection
@@ -367,8 +374,8 @@ class LimitsIT {
       + " stored for them, while bob's sends at the same time are not limited")
   void sendsPerUserPerS() {
     Node node = node("{\"sendsPerUserPerS\":5}");
-    TestUser alice = TestUser.create("alice").registerOn(vertx, node.server());
-    TestUser bob = TestUser.create("bob").registerOn(vertx, node.server());
+    TestUser alice = world.user("alice", node.server());
+    TestUser bob = world.user("bob", node.server());
     ShineClient aliceSession = session(alice, node);
     ShineClient bobSession = session(bob, node);
 
@@ -410,7 +417,7 @@ class LimitsIT {
       + " 400 INVALID_FIELD, stores nothing, and the session goes on")
   void settingsWithNul() {
     Node node = node("{}");
-    TestUser alice = TestUser.create("alice").registerOn(vertx, node.server());
+    TestUser alice = world.user("alice", node.server());
     ShineClient session = session(alice, node);
     ObjectNode nulInName = ShineClient.object();
     nulInName.putObject("colors").put("fore\u0000ground", "black");
@@ -435,36 +442,26 @@ class LimitsIT {
 
   // ---- fixtures ------------------------------------------------------------------------------------------
 
-  /** A node under test with its own database and a pool for assertions in SQL. */
-  private record Node(TestServer server, TestDatabase database, Pool sql) {
+  /** A node under test with its own database and reads of it in SQL. */
+  private record Node(TestServer server, Sql sql) {
   }
 
   private Node node(String limitsJson) {
-    TestDatabase database = TestDatabase.create(vertx);
-    opened.onClose(database::close);
-    TestServer server = TestServer.start("s1", database.config(), Clock.systemUTC(),
-        "{\"limits\":" + limitsJson + "}");
-    opened.onClose(server::close);
-    Pool sql = database.pool();
-    opened.onClose(() -> sql.close().await());
-    return new Node(server, database, sql);
+    TestServer server = world.server("s" + (++nodes), "{\"limits\":" + limitsJson + "}");
+    return new Node(server, world.sql(server));
   }
 
   private ShineClient session(TestUser user, Node node) {
-    ShineClient client = user.session(vertx, node.server());
-    opened.onClose(() -> client.close().otherwiseEmpty().await());
-    return client;
+    return world.session(user, node.server());
   }
 
   private ShineClient anonymous(Node node) {
-    ShineClient client = await(ShineClient.connect(vertx, node.server().url()));
-    opened.onClose(() -> client.close().otherwiseEmpty().await());
-    return client;
+    return world.anonymous(node.server());
   }
 
   private WebSocketClient wsClient(WebSocketClientOptions options) {
     WebSocketClient client = vertx.createWebSocketClient(options);
-    opened.onClose(() -> client.close().await());
+    world.onClose(() -> client.close().await());
     return client;
   }
 
@@ -545,19 +542,16 @@ class LimitsIT {
    * queue as heap bytes once the channel is not writable, which a reader that never reads makes it after the
    * channel's water mark (at most writeQueueBytes) is in Netty's outbound buffer.
    */
-  private static long retainedBytes() throws InterruptedException {
-    long previous = -1;
-    for (int round = 0; round < 20; round++) {
+  private static long retainedBytes() {
+    long[] last = {-1, -1};
+    Eventually.until("the heap settles after a full collection", 10_000, () -> {
       System.gc();
-      long now = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed()
+      last[0] = last[1];
+      last[1] = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed()
           + Math.max(0, PlatformDependent.usedDirectMemory());
-      if (previous >= 0 && Math.abs(now - previous) < 64 * 1024) {
-        return now;
-      }
-      previous = now;
-      Thread.sleep(50);
-    }
-    return previous;
+      return last[0] >= 0 && Math.abs(last[1] - last[0]) < 64 * 1024;
+    });
+    return last[1];
   }
 
   private static ObjectNode withValue(String key, JsonNode value) {
@@ -576,7 +570,7 @@ class LimitsIT {
   }
 
   private static long count(Node node, String sqlText, Object... params) {
-    return await(node.sql().preparedQuery(sqlText).execute(Tuple.from(params))).iterator().next().getLong(0);
+    return await(node.sql().pool().preparedQuery(sqlText).execute(Tuple.from(params))).iterator().next().getLong(0);
   }
 
   private static void assertRefusal(Future<?> response, int status, String code) {

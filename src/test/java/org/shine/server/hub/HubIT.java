@@ -3,12 +3,16 @@ package org.shine.server.hub;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -20,37 +24,34 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.shine.server.bus.Addresses;
 import org.shine.server.client.ShineClient;
 import org.shine.server.dm.Ed25519Signer;
-import org.shine.server.support.TestDatabase;
+import org.shine.server.support.Eventually;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 
 /** The hub's HTTP API against a real server (PROTOCOL §10, the server side of seed 004). */
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
 class HubIT {
-  private static Vertx vertx;
-  private static TestDatabase db;
+  private static TestWorld world;
   private static TestServer server;
   private static HubHttp hub;
-  private static int users;
 
   @BeforeAll
   static void start() {
-    vertx = Vertx.vertx();
-    db = TestDatabase.create(vertx);
-    server = TestServer.start("s1", db.config(), Clock.systemUTC(),
-        "{\"hub\":{\"visibilityTimeoutS\":1,\"maxWaitS\":5},\"instances\":{\"gateway\":2}}");
+    world = TestWorld.on(Vertx.vertx());
+    server = world.server("s1", "{\"hub\":{\"visibilityTimeoutS\":1,\"maxWaitS\":5},\"instances\":{\"gateway\":2}}");
     hub = new HubHttp(server);
   }
 
   @AfterAll
   static void stop() {
-    server.close();
-    db.close();
-    vertx.close().await();
+    world.close();
+    world.vertx().close().await();
   }
 
   @Test
@@ -89,7 +90,7 @@ class HubIT {
     assertThat(hub.get("/messages?waitS=1", access).statusCode()).isEqualTo(408);
     CompletableFuture<HttpResponse<String>> waiting = hub.sendAsync(hub.request("/messages?waitS=5", access).GET()
         .build());
-    Thread.sleep(300);
+    Eventually.until("the poll waits for a wake-up", 10_000, () -> waitsForWakeUp(bob));
     long sentAt = System.nanoTime();
     send(alice, bob, "wake up");
     HttpResponse<String> woke = waiting.get(10, TimeUnit.SECONDS);
@@ -109,8 +110,8 @@ class HubIT {
 
     HttpResponse<String> first = hub.get("/messages?waitS=5", access);
     HttpResponse<String> whileHidden = hub.get("/messages?waitS=0", access);
-    Thread.sleep(1_200);
-    HttpResponse<String> again = hub.get("/messages?waitS=0", access);
+    // a waiting poll looks again now and then: it gets the event once its visibility timeout has passed
+    HttpResponse<String> again = hub.get("/messages?waitS=5", access);
 
     String id = first.headers().firstValue("X-Delivery-Id").orElseThrow();
     assertThat(whileHidden.statusCode()).isEqualTo(204);
@@ -172,34 +173,40 @@ class HubIT {
   @Test
   @DisplayName("a long poll is never held past its access token's expiry")
   void holdEndsWithTheToken() throws Exception {
-    TestDatabase shortDb = TestDatabase.create(vertx);
-    TestServer shortLived = TestServer.start("s1", shortDb.config(), Clock.systemUTC(),
-        "{\"hub\":{\"accessTtlS\":1,\"maxWaitS\":20}}");
-    try {
+    try (TestWorld own = world.child()) {
+      TestServer shortLived = own.server("s2", "{\"hub\":{\"accessTtlS\":1,\"maxWaitS\":20}}");
       HubHttp shortHub = new HubHttp(shortLived);
-      TestUser carol = TestUser.create("carol").registerOn(vertx, shortLived);
+      TestUser carol = own.user("carol", shortLived);
       String access = shortHub.tokens(carol).get("accessToken").asText();
       long start = System.nanoTime();
       HttpResponse<String> poll = shortHub.get("/messages?waitS=20", access);
       assertThat(poll.statusCode()).isEqualTo(408);
       assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
       assertThat(shortHub.get("/messages?waitS=0", access).statusCode()).isEqualTo(401);
-    } finally {
-      shortLived.close();
-      shortDb.close();
     }
   }
 
   private static TestUser user(String prefix) {
-    return TestUser.create(prefix + (++users)).registerOn(vertx, server);
+    return world.user(TestWorld.unique(prefix), server);
   }
 
   private static JsonNode send(TestUser from, TestUser to, String text) {
-    ShineClient session = from.session(vertx, server);
+    ShineClient session = from.session(world.vertx(), server);
     try {
       return session.sendText(from.login(), from.key(), to.login(), text).await();
     } finally {
       session.close();
     }
+  }
+
+  /**
+   * True once a poll of {@code user} waits for a wake-up: its consumer is on the server's bus, so a request there
+   * is not refused for want of a handler (the poll takes it for a wake-up, looks and finds nothing).
+   */
+  private static boolean waitsForWakeUp(TestUser user) {
+    Future<Message<Object>> probe = server.vertx().eventBus().request(Addresses.hubWake(user.login()), "probe",
+        new DeliveryOptions().setSendTimeout(100));
+    probe.otherwiseEmpty().await();
+    return !(probe.cause() instanceof ReplyException refused && refused.failureType() == ReplyFailure.NO_HANDLERS);
   }
 }

@@ -26,9 +26,9 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.support.MutableClock;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 
 /**
@@ -41,28 +41,25 @@ class HubTokensIT {
   private static final int GRACE_S = 30;
   private static final int CHALLENGES = 3;
   private static final MutableClock CLOCK = MutableClock.now();
+  private static TestWorld world;
   private static Vertx vertx;
-  private static TestDatabase db;
   private static Pool sql;
   private static TestServer server;
   private static HubHttp hub;
-  private static int users;
 
   @BeforeAll
   static void start() {
-    vertx = Vertx.vertx();
-    db = TestDatabase.create(vertx);
-    sql = db.pool();
-    server = TestServer.start("s1", db.config(), CLOCK, "{\"hub\":{\"refreshGraceS\":" + GRACE_S
-        + ",\"challengesPerLogin\":" + CHALLENGES + "}}");
+    world = TestWorld.on(Vertx.vertx()).clock(CLOCK);
+    vertx = world.vertx();
+    server = world.server("s1", "{\"hub\":{\"refreshGraceS\":" + GRACE_S + ",\"challengesPerLogin\":" + CHALLENGES
+        + "}}");
+    sql = world.sql(server).pool();
     hub = new HubHttp(server);
   }
 
   @AfterAll
   static void stop() {
-    server.close();
-    sql.close().await();
-    db.close();
+    world.close();
     vertx.close().await();
   }
 
@@ -168,7 +165,7 @@ class HubTokensIT {
   }
 
   private static TestUser user(String prefix) {
-    return TestUser.create(prefix + (++users)).registerOn(vertx, server);
+    return world.user(TestWorld.unique(prefix), server);
   }
 
   private static List<String> openChallenges(TestUser user) {

@@ -21,9 +21,9 @@ import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.db.Database;
 import org.shine.server.support.MutableClock;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 
 /** {@code GET /metrics} (PROTOCOL §12): Prometheus text from each node's own registry, over real HTTP. */
 @ExtendWith(VertxExtension.class)
@@ -34,25 +34,24 @@ class MetricsIT {
   private static final String MESSAGES = "shine_signature_verifications_total{op=\"message\"}";
   private static final String STATEMENTS =
       "vertx_sql_processing_time_seconds_count{client_namespace=\"" + Database.SHARED_METRICS_NAME + "\"}";
+  private static TestWorld world;
   private static Vertx vertx;
-  private static TestDatabase database;
   private static TestServer server;
   private static TestUser alice;
   private static TestUser bob;
 
   @BeforeAll
   static void startServer() {
-    vertx = Vertx.vertx();
-    database = TestDatabase.create(vertx);
-    server = TestServer.start("s1", database.config(), CLOCK);
-    alice = TestUser.create("alice").registerOn(vertx, server);
-    bob = TestUser.create("bob").registerOn(vertx, server);
+    world = TestWorld.on(Vertx.vertx()).clock(CLOCK);
+    vertx = world.vertx();
+    server = world.server("s1");
+    alice = world.user("alice", server);
+    bob = world.user("bob", server);
   }
 
   @AfterAll
   static void stopServer() {
-    server.close();
-    database.close();
+    world.close();
     vertx.close().await();
   }
 
@@ -93,10 +92,9 @@ class MetricsIT {
   @Test
   @DisplayName("each node counts on its own registry, and metrics.enabled false serves no /metrics")
   void ownRegistryOrNone() throws Exception {
-    try (TestDatabase otherDb = TestDatabase.create(vertx);
-        TestServer other = TestServer.start("s2", otherDb.config(), CLOCK);
-        TestDatabase offDb = TestDatabase.create(vertx);
-        TestServer off = TestServer.start("s3", offDb.config(), CLOCK, "{\"metrics\": {\"enabled\": false}}")) {
+    try (TestWorld own = world.child()) {
+      TestServer other = own.server("s2");
+      TestServer off = own.server("s3", "{\"metrics\": {\"enabled\": false}}");
       assertThat(value(get(other, "/metrics").body(), "shine_signature_verifications_total{op=\"card\"}"))
           .isZero();
 

@@ -8,7 +8,6 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -22,15 +21,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.client.ShineClient;
-import org.shine.server.dm.KeyFile;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.support.Eventually;
-import org.shine.server.support.Opened;
 import org.shine.server.support.StubPeer;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
+import org.shine.server.support.TestWorld;
 
 /**
  * The node's peer connections (PROTOCOL §11, §6a): only to configured peers and to URLs named in current routes;
@@ -43,16 +40,17 @@ class PeerConnectionsIT {
   private static final long WAIT_MS = 20_000;
   private static final long CALL_TIMEOUT_MS = 30_000;
   private Vertx vertx;
-  private final Opened opened = new Opened();
+  private TestWorld world;
 
   @BeforeEach
   void setUp() {
     vertx = Vertx.vertx();
+    world = TestWorld.on(vertx);
   }
 
   @AfterEach
   void tearDown() {
-    opened.closeAll();
+    world.close();
     vertx.close().await();
   }
 
@@ -155,7 +153,7 @@ class PeerConnectionsIT {
       return await(candidate.listen(port, "127.0.0.1").map(true).otherwise(false));
     });
     io.vertx.core.net.NetServer refuser = refusers[0];
-    opened.onClose(() -> refuser.close().await());
+    world.onClose(() -> refuser.close().await());
     Eventually.until("the node has found the peer down", WAIT_MS, () -> {
       Future<PeerResponse> probe = call(server, peer.url(), Ops.GET_DM_DELIVERY_STATUS);
       await(probe.otherwiseEmpty());
@@ -183,7 +181,7 @@ class PeerConnectionsIT {
       }
     });
     StubPeer back = started[0].named("s9").acceptEverything();
-    opened.onClose(back::close);
+    world.onClose(back::close);
     Eventually.until("peer.up names the peer", WAIT_MS, () -> returned.contains(peer.url()));
     assertThat(await(call(server, peer.url(), Ops.GET_DM_DELIVERY_STATUS)).payload().isObject()).isTrue();
   }
@@ -191,28 +189,16 @@ class PeerConnectionsIT {
   // ---- helpers -------------------------------------------------------------------------------------------
 
   private StubPeer stub(String serverLogin) {
-    StubPeer stub = StubPeer.start(vertx).named(serverLogin);
-    opened.onClose(stub::close);
-    return stub;
+    return world.stub().named(serverLogin);
   }
 
   private TestServer server(String overridesJson) {
-    TestDatabase database = TestDatabase.create(vertx);
-    opened.onClose(database::close);
-    TestServer server = TestServer.start("s1", database.config(), Clock.systemUTC(), overridesJson);
-    opened.onClose(server::close);
-    return server;
+    return world.server("s1", overridesJson);
   }
 
   /** Publishes, on {@code server}, the card of a user whose only access server is {@code peer}. */
   private void publishCardRoutedTo(TestServer server, String login, StubPeer peer) {
-    ShineClient client = await(ShineClient.connect(vertx, server.url()));
-    try {
-      await(client.publishCard(login, KeyFile.generate(login), List.of(Map.entry(peer.serverLogin(), peer.url())),
-          1));
-    } finally {
-      await(client.close());
-    }
+    world.user(login, List.of(Map.entry(peer.serverLogin(), peer.url())), server);
   }
 
   /** A call made through the node's own bus, as its verticles make them (records need that node's Vertx). */

@@ -8,20 +8,18 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
-import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Tuple;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -31,11 +29,10 @@ import org.shine.server.client.ShineClientException;
 import org.shine.server.dm.KeyFile;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.Eventually;
-import org.shine.server.support.Opened;
 import org.shine.server.support.StubPeer;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 
 /**
@@ -47,33 +44,35 @@ import org.shine.server.util.Json;
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
 class ServerSessionIT {
   private static final String FAST_SYNC = "\"sync\":{\"periodMs\":200},\"delivery\":{\"callTimeoutMs\":1000}";
-  private final Opened opened = new Opened();
+  private TestWorld world;
+
+  @BeforeEach
+  void open(Vertx vertx) {
+    world = TestWorld.on(vertx);
+  }
 
   @AfterEach
   void close() {
-    opened.closeAll();
+    world.close();
   }
 
   @Test
   @DisplayName("the server key is created once in the database, served at /.well-known/shine-server, kept across"
       + " restarts and shared by every node of the deployment")
   void serverKeyInTheDatabase(Vertx vertx) throws Exception {
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    int port = TestServer.freePort();
-    TestServer first = TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port);
+    TestServer first = world.server("s1");
     JsonNode document = wellKnown(first);
     first.close();
 
-    TestServer again = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port));
-    TestServer secondNode = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
+    TestServer again = world.server("s1");
+    TestServer secondNode = world.node(again, "{}");
 
     assertThat(document.get("serverLogin").asText()).isEqualTo("s1");
     assertThat(document.get("url").asText()).isEqualTo(again.url());
     assertThat(Base64.getDecoder().decode(document.get("publicKeyB64").asText())).hasSize(32);
     assertThat(wellKnown(again).get("publicKeyB64")).isEqualTo(document.get("publicKeyB64"));
     assertThat(wellKnown(secondNode).get("publicKeyB64")).isEqualTo(document.get("publicKeyB64"));
-    Pool sql = opened.pool(db);
-    byte[] stored = sql.query("SELECT public_key FROM server_identity").execute().await().iterator().next()
+    byte[] stored = world.sql(again).rows("SELECT public_key FROM server_identity").iterator().next()
         .getBuffer(0).getBytes();
     assertThat(Base64.getEncoder().encodeToString(stored)).isEqualTo(document.get("publicKeyB64").asText());
   }
@@ -82,16 +81,13 @@ class ServerSessionIT {
   @DisplayName("serverKeyFile overrides the database's key; a file that is not a key stops the start with a"
       + " clear error")
   void serverKeyFile(Vertx vertx, @TempDir Path dir) throws Exception {
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
     KeyFile key = KeyFile.generate(null);
     Path file = dir.resolve("server.key");
     key.write(file);
-    TestServer server = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(),
-        "{\"serverKeyFile\":\"" + file + "\"}"));
+    TestServer server = world.server("s1", "{\"serverKeyFile\":\"" + file + "\"}");
 
     assertThat(wellKnown(server).get("publicKeyB64").asText()).isEqualTo(key.publicKeyB64());
-    assertThatThrownBy(() -> TestServer.start("s1", db.config(), Clock.systemUTC(),
-        "{\"serverKeyFile\":\"" + dir.resolve("missing.key") + "\"}"))
+    assertThatThrownBy(() -> world.node(server, "{\"serverKeyFile\":\"" + dir.resolve("missing.key") + "\"}"))
         .hasMessageContaining("serverKeyFile").hasMessageContaining("missing.key");
   }
 
@@ -99,14 +95,13 @@ class ServerSessionIT {
   @DisplayName("a pinned key admits its server; a login signed with another key is 401, and an unknown server's"
       + " login is 401 UNKNOWN_SERVER")
   void pinnedAndUnknownServers(Vertx vertx) {
-    StubPeer s2 = opened.keep(StubPeer.start(vertx)).named("s2");
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{\"peers\":[{\"serverLogin\":"
-        + "\"s2\",\"url\":\"" + s2.url() + "\",\"publicKeyB64\":\"" + s2.serverKey().publicKeyB64() + "\"}]}"));
+    StubPeer s2 = world.stub().named("s2");
+    TestServer s1 = world.server("s1", "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + s2.url()
+        + "\",\"publicKeyB64\":\"" + s2.serverKey().publicKeyB64() + "\"}]}");
 
     JsonNode admitted = s2.sessionOn(vertx, s1.url()).request("DmSyncBatch", syncRequest("s2")).await();
-    ShineClient impostor = opened.keep(ShineClient.connect(vertx, s1.url()).await());
-    ShineClient stranger = opened.keep(ShineClient.connect(vertx, s1.url()).await());
+    ShineClient impostor = world.anonymous(s1);
+    ShineClient stranger = world.anonymous(s1);
 
     assertThat(admitted.has("items")).isTrue();
     assertRefused(() -> impostor.serverLogin("s2", KeyFile.generate(null).privateKey()).await(), 401,
@@ -124,41 +119,37 @@ class ServerSessionIT {
   @DisplayName("an unpinned key is fetched once from the URL this server knows and remembered; a changed key is"
       + " 403 SERVER_KEY_CHANGED until an operator pins it")
   void learntThenChangedKey(Vertx vertx) {
-    StubPeer s5 = opened.keep(StubPeer.start(vertx)).named("s5");
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    int port = TestServer.freePort();
-    TestServer s1 = TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port);
+    StubPeer s5 = world.stub().named("s5");
+    TestServer s1 = world.server("s1");
     TestUser.create("mia").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s5", s5.url())), 1,
         s1.url());
 
     s5.sessionOn(vertx, s1.url());
-    byte[] learnt = opened.pool(db).preparedQuery("SELECT public_key FROM known_server WHERE server_login = $1")
-        .execute(Tuple.of("s5")).await().iterator().next().getBuffer(0).getBytes();
+    byte[] learnt = world.sql(s1).rows("SELECT public_key FROM known_server WHERE server_login = $1", "s5")
+        .iterator().next().getBuffer(0).getBytes();
     s5.rotateKey();
 
     assertThat(Base64.getEncoder().encodeToString(learnt)).isNotEqualTo(s5.serverKey().publicKeyB64());
     assertRefused(() -> s5.sessionOn(vertx, s1.url()), 403, ErrorCode.SERVER_KEY_CHANGED);
     // WHEN the operator pins the new key THEN it is accepted
     s1.close();
-    TestServer pinned = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{\"peers\":[{\"serverLogin\":"
-        + "\"s5\",\"url\":\"" + s5.url() + "\",\"publicKeyB64\":\"" + s5.serverKey().publicKeyB64() + "\"}]}",
-        port));
+    TestServer pinned = world.server("s1", "{\"peers\":[{\"serverLogin\":\"s5\",\"url\":\"" + s5.url()
+        + "\",\"publicKeyB64\":\"" + s5.serverKey().publicKeyB64() + "\"}]}");
     assertThat(s5.sessionOn(vertx, pinned.url())).isNotNull();
   }
 
   @Test
   @DisplayName("a key document that names another serverLogin, or none at the known URL, is 401")
   void documentMustNameTheServer(Vertx vertx) {
-    StubPeer liar = opened.keep(StubPeer.start(vertx)).named("other");
+    StubPeer liar = world.stub().named("other");
     String nothingThere = "ws://127.0.0.1:" + TestServer.freePort() + "/ws";
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
+    TestServer s1 = world.server("s1");
     TestUser.create("noa").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s6", liar.url())), 1,
         s1.url());
     TestUser.create("ola").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s8", nothingThere)), 1,
         s1.url());
-    ShineClient claimsS6 = opened.keep(ShineClient.connect(vertx, s1.url()).await());
-    ShineClient claimsS8 = opened.keep(ShineClient.connect(vertx, s1.url()).await());
+    ShineClient claimsS6 = world.anonymous(s1);
+    ShineClient claimsS8 = world.anonymous(s1);
 
     assertRefused(() -> claimsS6.serverLogin("s6", liar.serverKey().privateKey()).await(), 401,
         ErrorCode.SERVER_KEY_UNAVAILABLE);
@@ -171,7 +162,7 @@ class ServerSessionIT {
       + " login is retried until it succeeds")
   void refusedLoginThenRetried(Vertx vertx) {
     AtomicBoolean accept = new AtomicBoolean(false);
-    StubPeer sibling = opened.keep(StubPeer.start(vertx)).named("sib")
+    StubPeer sibling = world.stub().named("sib")
         .respond("ServerAuthChallenge", (op, p) -> Json.MAPPER.createObjectNode().put("challengeB64", "Y2hhbGxlbmdl")
             .put("serverLogin", "sib"))
         .respond("ServerAuthLogin", (op, p) -> accept.get()
@@ -183,16 +174,15 @@ class ServerSessionIT {
             .set("items", Json.MAPPER.createArrayNode()))
         .respond("ReceiveIncomingMessage", (op, p) -> Json.MAPPER.createObjectNode().put("messageKey", "k"))
         .respond("PublishUserCard", (op, p) -> Json.MAPPER.createObjectNode().put("changed", false));
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{" + FAST_SYNC
-        + ",\"peers\":[{\"serverLogin\":\"sib\",\"url\":\"" + sibling.url() + "\"}]}"));
+    TestServer s1 = world.server("s1", "{" + FAST_SYNC + ",\"peers\":[{\"serverLogin\":\"sib\",\"url\":\""
+        + sibling.url() + "\"}]}");
     TestUser alice = TestUser.create("alice").publish(vertx, List.of(Map.entry("s1", s1.url()),
         Map.entry("sib", sibling.url())), 1, s1.url());
     TestUser bob = TestUser.create("bob").publish(vertx, List.of(Map.entry("sib", sibling.url())), 1, s1.url());
     Eventually.until("s1 tried to log in to its peer", 10_000, () -> sibling.count("ServerAuthLogin") >= 1);
 
     // WHEN the peer refuses the login THEN delivery to it (an open op) still works, and no sync page is asked for
-    JsonNode sent = alice.session(vertx, s1).sendText("alice", alice.key(), "bob", "hi").await();
+    JsonNode sent = world.session(alice, s1).sendText("alice", alice.key(), "bob", "hi").await();
     assertThat(sent.get("deliveryState").asText()).isEqualTo("delivered");
     Eventually.until("the login is tried again", 10_000, () -> sibling.count("ServerAuthLogin") >= 2);
     assertThat(sibling.count("DmSyncBatch") + sibling.count("UserSettingsSyncBatch")).isZero();
@@ -206,10 +196,9 @@ class ServerSessionIT {
   @Test
   @DisplayName("a configured legacy peer may use the sync ops without a session; any other anonymous puller is 401")
   void legacyPeer(Vertx vertx) {
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(),
-        "{\"peers\":[{\"serverLogin\":\"old\",\"url\":\"ws://127.0.0.1:1/ws\",\"legacy\":true}]}"));
-    ShineClient anonymous = opened.keep(ShineClient.connect(vertx, s1.url()).await());
+    TestServer s1 = world.server("s1",
+        "{\"peers\":[{\"serverLogin\":\"old\",\"url\":\"ws://127.0.0.1:1/ws\",\"legacy\":true}]}");
+    ShineClient anonymous = world.anonymous(s1);
 
     assertThat(anonymous.request("DmSyncBatch", syncRequest("old")).await().has("items")).isTrue();
     assertThat(anonymous.request("UserSettingsSyncBatch", syncRequest("old")).await().has("items")).isTrue();

@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.time.Clock;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigLoader;
 import org.shine.server.metrics.ShineMetrics;
@@ -21,6 +22,8 @@ public final class TestServer implements AutoCloseable {
   private final Vertx vertx;
   private final AppConfig config;
   private final ShineServer server;
+  private final AtomicBoolean stopped = new AtomicBoolean();
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   private TestServer(Vertx vertx, AppConfig config, ShineServer server) {
     this.vertx = vertx;
@@ -92,13 +95,25 @@ public final class TestServer implements AutoCloseable {
 
   /** Drains as SIGTERM does: the gateway finishes in-flight requests, then everything stops. */
   public io.vertx.core.Future<Void> drain() {
+    stopped.set(true);
     return server.stop();
   }
 
+  /** Stops the node; a second call does nothing (a test may stop a server its fixture also closes at the end). */
   @Override
   public void close() {
-    server.stop().await();
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    if (stopped.compareAndSet(false, true)) {
+      server.stop().await();
+    }
     vertx.close().await();
+  }
+
+  /** True once {@link #close()} has been called. */
+  public boolean closed() {
+    return closed.get();
   }
 
   public static int freePort() {

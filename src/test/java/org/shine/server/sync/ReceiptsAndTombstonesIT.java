@@ -7,14 +7,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
-import java.nio.charset.StandardCharsets;
-import java.time.Clock;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -23,46 +20,42 @@ import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.support.Eventually;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 
 /** Read receipts and tombstones across a four-server federation (alice on s1+s2, bob on s3+s4). */
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
 class ReceiptsAndTombstonesIT {
-  private final List<AutoCloseable> resources = new ArrayList<>();
+  private TestWorld world;
+
+  @BeforeEach
+  void open(Vertx vertx) {
+    world = TestWorld.on(vertx).config(SyncIT.FAST);
+  }
 
   @AfterEach
-  void close() throws Exception {
-    for (int i = resources.size() - 1; i >= 0; i--) {
-      resources.get(i).close();
-    }
+  void close() {
+    world.close();
   }
 
   @Test
   @DisplayName("a read receipt travels end to end across four servers; a tombstone deletes on both servers")
-  void receiptAndTombstone(Vertx vertx) {
-    TestServer[] s = new TestServer[4];
-    for (int i = 0; i < 4; i++) {
-      TestDatabase db = keep(TestDatabase.create(vertx));
-      s[i] = keep(TestServer.start("s" + (i + 1), db.config(), Clock.systemUTC(), SyncIT.FAST));
-    }
-    String[] all = {s[0].url(), s[1].url(), s[2].url(), s[3].url()};
-    TestUser alice = TestUser.create("alice")
-        .publish(vertx, List.of(Map.entry("s1", all[0]), Map.entry("s2", all[1])), 1, all);
-    TestUser bob = TestUser.create("bob")
-        .publish(vertx, List.of(Map.entry("s3", all[2]), Map.entry("s4", all[3])), 1, all);
-    ShineClient aliceOnS1 = alice.session(vertx, s[0]);
+  void receiptAndTombstone() {
+    TestWorld.Federation f = world.federation();
+    TestServer[] s = {f.s1(), f.s2(), f.s3(), f.s4()};
+    TestUser alice = f.alice();
+    TestUser bob = f.bob();
+    ShineClient aliceOnS1 = world.session(alice, s[0]);
     List<JsonNode> aliceEvents = new CopyOnWriteArrayList<>();
     aliceOnS1.onEvent(aliceEvents::add);
-    SignedPair pair = ShineClient.signPair("alice", alice.key(), "bob", System.currentTimeMillis(),
-        ShineClient.randomNonce(), 0, "read me".getBytes(StandardCharsets.UTF_8));
+    SignedPair pair = alice.pairTo(bob, "read me");
     assertThat(aliceOnS1.sendPair(pair).await().get("deliveryState").asText()).isEqualTo("delivered");
     String baseKey = pair.outgoing().baseKey();
 
     // WHEN bob reads it on s3
-    ShineClient bobOnS3 = bob.session(vertx, s[2]);
+    ShineClient bobOnS3 = world.session(bob, s[2]);
     long readAt = System.currentTimeMillis();
     DmContainer receipt = ShineClient.signReceipt("bob", bob.key(), "alice", baseKey, readAt);
     JsonNode sent = bobOnS3.sendReadReceipt(receipt).await();
@@ -82,7 +75,7 @@ class ReceiptsAndTombstonesIT {
     for (int i = 0; i < 4; i++) {
       TestUser owner = i < 2 ? alice : bob;
       String peer = i < 2 ? "bob" : "alice";
-      ShineClient session = owner.session(vertx, s[i]);
+      ShineClient session = world.session(owner, s[i]);
       int server = i;
       Eventually.until("s" + (i + 1) + " shows the message read", 10_000,
           () -> firstMessage(session, peer).get("read").asBoolean());
@@ -99,19 +92,18 @@ class ReceiptsAndTombstonesIT {
     // THEN it is deleted on s1 at once and on s2 by sync; bob's copies stay
     assertThat(deleted.get("messageKey").asText()).isEqualTo(pair.outgoing().messageKey());
     assertThat(firstMessage(aliceOnS1, "bob").get("deleted").asBoolean()).isTrue();
-    ShineClient aliceOnS2 = alice.session(vertx, s[1]);
+    ShineClient aliceOnS2 = world.session(alice, s[1]);
     Eventually.until("s2 shows it deleted", 10_000, () -> firstMessage(aliceOnS2, "bob").get("deleted").asBoolean());
     assertThat(firstMessage(bobOnS3, "alice").get("deleted").asBoolean()).isFalse();
   }
 
   @Test
   @DisplayName("receipts and tombstones must refer to the right message and come from the session's user")
-  void badSignals(Vertx vertx) {
-    TestDatabase db = keep(TestDatabase.create(vertx));
-    TestServer s1 = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), SyncIT.FAST));
-    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
-    TestUser bob = TestUser.create("bob").registerOn(vertx, s1);
-    ShineClient bobSession = bob.session(vertx, s1);
+  void badSignals() {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    TestUser bob = world.user("bob", s1);
+    ShineClient bobSession = world.session(bob, s1);
     long now = System.currentTimeMillis();
 
     // a receipt for a message bob sent himself, not one he received
@@ -134,10 +126,5 @@ class ReceiptsAndTombstonesIT {
   private static JsonNode firstMessage(ShineClient session, String peer) {
     return session.request("GetDirectMessages", ShineClient.object().put("peer", peer)).await()
         .get("messages").get(0);
-  }
-
-  private <T extends AutoCloseable> T keep(T resource) {
-    resources.add(resource);
-    return resource;
   }
 }

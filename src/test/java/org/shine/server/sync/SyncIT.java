@@ -8,10 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
-import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Tuple;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -19,16 +16,18 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.support.Eventually;
+import org.shine.server.support.Sql;
 import org.shine.server.support.StubPeer;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 
 /** Two-server sync (seed §7, PROTOCOL §8) between real servers, with a compressed schedule and sync period. */
@@ -38,80 +37,77 @@ class SyncIT {
   static final String FAST = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,1600],\"workerPeriodMs\":50,"
       + "\"callTimeoutMs\":1000,\"leaseMs\":3000},\"sync\":{\"periodMs\":200,\"pageSize\":50}}";
   private static final String RECEIVE = "ReceiveIncomingMessage";
-  private static final AtomicInteger USERS = new AtomicInteger();
-  private final List<AutoCloseable> resources = new ArrayList<>();
+  private TestWorld world;
+
+  @BeforeEach
+  void open(Vertx vertx) {
+    world = TestWorld.on(vertx).config(FAST);
+  }
 
   @AfterEach
-  void close() throws Exception {
-    for (int i = resources.size() - 1; i >= 0; i--) {
-      resources.get(i).close();
-    }
+  void close() {
+    world.close();
   }
 
   @Test
   @DisplayName("siblings down during 200 sends catch up on return: every item, exactly once, and no bouncing")
-  void siblingsCatchUp(Vertx vertx) throws Exception {
-    TestDatabase[] dbs = {db(vertx), db(vertx), db(vertx), db(vertx)};
-    int[] ports = {TestServer.freePort(), TestServer.freePort(), TestServer.freePort(), TestServer.freePort()};
-    TestServer s1 = keep(TestServer.start("s1", dbs[0].config(), Clock.systemUTC(), FAST, ports[0]));
-    TestServer s2 = TestServer.start("s2", dbs[1].config(), Clock.systemUTC(), FAST, ports[1]);
-    TestServer s3 = keep(TestServer.start("s3", dbs[2].config(), Clock.systemUTC(), FAST, ports[2]));
-    TestServer s4 = TestServer.start("s4", dbs[3].config(), Clock.systemUTC(), FAST, ports[3]);
-    TestUser alice = user("alice");
-    TestUser bob = user("bob");
-    String[] all = {s1.url(), s2.url(), s3.url(), s4.url()};
-    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, all);
-    bob.publish(vertx, List.of(Map.entry("s3", s3.url()), Map.entry("s4", s4.url())), 1, all);
+  void siblingsCatchUp(Vertx vertx) {
+    TestWorld.Federation f = world.federation();
+    TestUser alice = f.alice();
+    TestUser bob = f.bob();
+    TestServer s1 = f.s1();
+    TestServer s3 = f.s3();
     // GIVEN alice's and bob's second servers are down
-    s2.close();
-    s4.close();
-    ShineClient session = alice.session(vertx, s1);
+    f.s2().close();
+    f.s4().close();
+    ShineClient session = world.session(alice, s1);
     for (int i = 0; i < 200; i++) {
-      session.sendPair(pair(alice, bob, "while you were out " + i)).await();
+      session.sendPair(alice.pairTo(bob, "while you were out " + i)).await();
     }
 
     // WHEN they come back
-    s2 = keep(TestServer.start("s2", dbs[1].config(), Clock.systemUTC(), FAST, ports[1]));
-    s4 = keep(TestServer.start("s4", dbs[3].config(), Clock.systemUTC(), FAST, ports[3]));
+    TestServer s2 = world.restart(f.s2());
+    TestServer s4 = world.restart(f.s4());
 
     // THEN each has every item exactly once, and the sources hold nothing unsynced for them
-    Pool sql1 = pool(vertx, dbs[0]);
-    Pool sql2 = pool(vertx, dbs[1]);
-    Pool sql3 = pool(vertx, dbs[2]);
-    Pool sql4 = pool(vertx, dbs[3]);
+    Sql sql1 = world.sql(s1);
+    Sql sql2 = world.sql(s2);
+    Sql sql3 = world.sql(s3);
+    Sql sql4 = world.sql(s4);
     Eventually.until("s2 holds alice's 200 pairs and s4 bob's 200 copies", 30_000,
-        () -> count(sql2, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login()) == 200
-            && count(sql4, "SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 200);
+        () -> sql2.count("SELECT count(*) FROM dm_message WHERE owner = $1", alice.login()) == 200
+            && sql4.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 200);
     Eventually.until("the sources' outboxes are acknowledged", 10_000,
-        () -> count(sql1, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0
-            && count(sql3, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", bob.login()) == 0);
-    Thread.sleep(1_000);
-    assertThat(count(sql2, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(200);
-    assertThat(count(sql4, "SELECT count(*) FROM dm_message WHERE owner = $1", bob.login())).isEqualTo(200);
+        () -> sql1.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0
+            && sql3.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", bob.login()) == 0);
+    // and nothing bounces: both pairs of siblings pull from each other twice more
+    world.awaitSyncRounds(s1, s2, 2);
+    world.awaitSyncRounds(s3, s4, 2);
+    assertThat(sql2.count("SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(200);
+    assertThat(sql4.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login())).isEqualTo(200);
     // arrived from the sibling: recorded as synced, so nothing goes back
-    assertThat(count(sql2, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()))
+    assertThat(sql2.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()))
         .isZero();
-    assertThat(count(sql4, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", bob.login()))
+    assertThat(sql4.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", bob.login()))
         .isZero();
-    assertThat(count(sql1, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(200);
+    assertThat(sql1.count("SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(200);
     // the pairs pulled by s2 were delivered already: s2 has their states, none left to send
-    assertThat(count(sql2, "SELECT count(*) FROM dm_delivery WHERE owner = $1 AND state = 'accepted'",
+    assertThat(sql2.count("SELECT count(*) FROM dm_delivery WHERE owner = $1 AND state = 'accepted'",
         alice.login())).isZero();
   }
 
   @Test
   @DisplayName("a page whose ACK is lost comes again, and the source flips items only on ACK")
   void lostAckRedelivers(Vertx vertx) {
-    TestDatabase db1 = db(vertx);
-    TestServer s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
-    StubPeer s2 = keep(StubPeer.start(vertx)).named("s2");
-    TestUser alice = user("alice");
-    TestUser bob = user("bob");
+    TestServer s1 = world.server("s1");
+    StubPeer s2 = world.stub().named("s2");
+    TestUser alice = TestUser.create("alice");
+    TestUser bob = TestUser.create("bob");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url());
     bob.publish(vertx, List.of(Map.entry("s1", s1.url())), 1, s1.url());
-    ShineClient session = alice.session(vertx, s1);
+    ShineClient session = world.session(alice, s1);
     for (int i = 0; i < 5; i++) {
-      session.sendPair(pair(alice, bob, "page item " + i)).await();
+      session.sendPair(alice.pairTo(bob, "page item " + i)).await();
     }
     ShineClient sibling = s2.sessionOn(vertx, s1.url());
 
@@ -138,15 +134,14 @@ class SyncIT {
   @Test
   @DisplayName("one pull: every settings page before the first DM page, and bad containers are not ACKed")
   void settingsFirstAndBadItemsRejected(Vertx vertx) {
-    TestDatabase db2 = db(vertx);
-    StubPeer source = keep(StubPeer.start(vertx));
-    TestServer s2 = keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST));
-    TestUser alice = user("alice");
-    TestUser bob = user("bob");
+    StubPeer source = world.stub();
+    TestServer s2 = world.server("s2");
+    TestUser alice = TestUser.create("alice");
+    TestUser bob = TestUser.create("bob");
     alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
     bob.publish(vertx, List.of(Map.entry("s2", s2.url())), 1, s2.url());
-    SignedPair good1 = pair(alice, bob, "good one");
-    SignedPair good2 = pair(alice, bob, "good two");
+    SignedPair good1 = alice.pairTo(bob, "good one");
+    SignedPair good2 = alice.pairTo(bob, "good two");
     SignedPair forged = ShineClient.signPair(alice.login(), TestUser.create("mallory").key(), bob.login(),
         System.currentTimeMillis(), ShineClient.randomNonce(), 0, "forged".getBytes(StandardCharsets.UTF_8));
     List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -188,85 +183,85 @@ class SyncIT {
     List<Long> acked = new ArrayList<>();
     dmAcks.get(1).forEach(id -> acked.add(id.asLong()));
     assertThat(acked).containsExactlyInAnyOrder(11L, 14L);
-    Pool sql = pool(vertx, db2);
-    assertThat(count(sql, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(2);
-    assertThat(count(sql, "SELECT count(*) FROM user_setting WHERE owner = $1", alice.login())).isEqualTo(2);
+    Sql sql = world.sql(s2);
+    assertThat(sql.count("SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(2);
+    assertThat(sql.count("SELECT count(*) FROM user_setting WHERE owner = $1", alice.login())).isEqualTo(2);
   }
 
   @Test
   @DisplayName("MarkAllUserSettingsUnsynced re-syncs the whole history and sends no old message again")
-  void markAllUnsyncedResyncsWithoutResending(Vertx vertx) throws Exception {
-    TestDatabase db1 = db(vertx);
-    TestDatabase db2 = db(vertx);
-    StubPeer recipient = keep(StubPeer.start(vertx)).acceptEverything();
-    TestServer s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
-    TestServer s2 = keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST));
-    TestUser alice = user("alice");
-    TestUser bob = user("bob");
+  void markAllUnsyncedResyncsWithoutResending(Vertx vertx) {
+    StubPeer recipient = world.stub().acceptEverything();
+    TestServer s1 = world.server("s1");
+    TestServer s2 = world.server("s2");
+    TestUser alice = TestUser.create("alice");
+    TestUser bob = TestUser.create("bob");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url(), s2.url());
     bob.publish(vertx, List.of(Map.entry("b1", recipient.url())), 1, s1.url(), s2.url());
-    ShineClient session = alice.session(vertx, s1);
+    ShineClient session = world.session(alice, s1);
     session.request("SetUserSetting", ShineClient.object().put("key", "lang").put("value", "eo")).await();
     for (int i = 0; i < 10; i++) {
-      session.sendPair(pair(alice, bob, "history " + i)).await();
+      session.sendPair(alice.pairTo(bob, "history " + i)).await();
     }
-    Pool sql1 = pool(vertx, db1);
-    Pool sql2 = pool(vertx, db2);
+    Sql sql1 = world.sql(s1);
+    Sql sql2 = world.sql(s2);
     Eventually.until("s2 has the history and the setting", 10_000,
-        () -> count(sql2, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login()) == 10
-            && count(sql1, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0);
-    Thread.sleep(500);
+        () -> sql2.count("SELECT count(*) FROM dm_message WHERE owner = $1", alice.login()) == 10
+            && sql1.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0);
+    // s2 makes its own first attempt of each forwarded pair: count the calls once both servers are done
+    String delivered = "SELECT count(*) FROM dm_delivery WHERE owner = $1 AND state = 'delivered'";
+    Eventually.until("both of alice's servers have delivered all ten", 10_000,
+        () -> sql1.count(delivered, alice.login()) == 10 && sql2.count(delivered, alice.login()) == 10);
     long callsBefore = recipient.count(RECEIVE);
 
     JsonNode reset = session.request("MarkAllUserSettingsUnsynced", ShineClient.object()).await();
 
     assertThat(reset.get("reset").asInt()).isEqualTo(11);
     Eventually.until("the whole history flowed again", 10_000,
-        () -> count(sql1, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0);
-    Thread.sleep(500);
+        () -> sql1.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0);
+    // nothing is sent again: s1 and s2 pull from each other twice more
+    world.awaitSyncRounds(s1, s2, 2);
     assertThat(recipient.count(RECEIVE)).isEqualTo(callsBefore);
-    assertThat(count(sql2, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(10);
-    JsonNode settings = alice.session(vertx, s2).request("GetUserSettings", ShineClient.object()).await();
+    assertThat(sql2.count("SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(10);
+    JsonNode settings = world.session(alice, s2).request("GetUserSettings", ShineClient.object()).await();
     assertThat(settings.at("/settings/lang").asText()).isEqualTo("eo");
   }
 
   @Test
   @DisplayName("an old pair arriving by sync takes delivered or failed from the source, with no send")
-  void oldPairsTakeTheSourcesState(Vertx vertx) throws Exception {
-    TestDatabase db1 = db(vertx);
-    TestDatabase db2 = db(vertx);
-    int p2 = TestServer.freePort();
-    String u2 = "ws://127.0.0.1:" + p2 + "/ws";
-    StubPeer live = keep(StubPeer.start(vertx)).acceptEverything();
-    StubPeer dead = keep(StubPeer.start(vertx))
+  void oldPairsTakeTheSourcesState(Vertx vertx) {
+    String u2 = world.url("s2");
+    StubPeer live = world.stub().acceptEverything();
+    StubPeer dead = world.stub()
         .respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
-    TestServer s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
-    TestUser alice = user("alice");
-    TestUser bob = user("bob");
-    TestUser carol = user("carol");
+    TestServer s1 = world.server("s1");
+    TestUser alice = TestUser.create("alice");
+    TestUser bob = TestUser.create("bob");
+    TestUser carol = TestUser.create("carol");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", u2)), 1, s1.url());
     bob.publish(vertx, List.of(Map.entry("b1", live.url())), 1, s1.url());
     carol.publish(vertx, List.of(Map.entry("c1", dead.url())), 1, s1.url());
-    ShineClient session = alice.session(vertx, s1);
-    SignedPair toBob = pair(alice, bob, "will be delivered");
-    SignedPair toCarol = pair(alice, carol, "will fail");
+    ShineClient session = world.session(alice, s1);
+    SignedPair toBob = alice.pairTo(bob, "will be delivered");
+    SignedPair toCarol = alice.pairTo(carol, "will fail");
     session.sendPair(toBob).await();
     session.sendPair(toCarol).await();
-    Pool sql1 = pool(vertx, db1);
-    Eventually.until("carol's fails on s1", 6_000, () -> "failed".equals(state(sql1, toCarol)));
+    Sql sql1 = world.sql(s1);
+    Eventually.until("carol's fails on s1", 6_000, () -> "failed".equals(sql1.state(toCarol)));
     long liveCalls = live.count(RECEIVE);
     long deadCalls = dead.count(RECEIVE);
 
     // WHEN alice's second server starts only now, after the last schedule point of both
-    TestServer s2 = keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST, p2));
+    TestServer s2 = world.server("s2");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", u2)), 1, s2.url());
     bob.publish(vertx, List.of(Map.entry("b1", live.url())), 1, s2.url());
     carol.publish(vertx, List.of(Map.entry("c1", dead.url())), 1, s2.url());
 
-    Pool sql2 = pool(vertx, db2);
+    Sql sql2 = world.sql(s2);
     Eventually.until("s2 has both with their final states", 10_000,
-        () -> "delivered".equals(state(sql2, toBob)) && "failed".equals(state(sql2, toCarol)));
-    Thread.sleep(500);
+        () -> "delivered".equals(sql2.state(toBob)) && "failed".equals(sql2.state(toCarol)));
+    // and sends nothing for them: s1 and s2 pull from each other twice more
+    world.awaitSyncRounds(s1, s2, 2);
     assertThat(live.count(RECEIVE)).isEqualTo(liveCalls);
     assertThat(dead.count(RECEIVE)).isEqualTo(deadCalls);
     assertThat(s2.serverLogin()).isEqualTo("s2");
@@ -275,14 +270,13 @@ class SyncIT {
   @Test
   @DisplayName("when the connection drops before the ACK, the page comes again and is stored once")
   void droppedAckPageStoredOnce(Vertx vertx) {
-    TestDatabase db2 = db(vertx);
-    StubPeer source = keep(StubPeer.start(vertx));
-    TestServer s2 = keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST));
-    TestUser alice = user("alice");
-    TestUser bob = user("bob");
+    StubPeer source = world.stub();
+    TestServer s2 = world.server("s2");
+    TestUser alice = TestUser.create("alice");
+    TestUser bob = TestUser.create("bob");
     alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
     bob.publish(vertx, List.of(Map.entry("s2", s2.url())), 1, s2.url());
-    SignedPair pair = pair(alice, bob, "say it twice");
+    SignedPair pair = alice.pairTo(bob, "say it twice");
     List<JsonNode> requests = new java.util.concurrent.CopyOnWriteArrayList<>();
     AtomicInteger dropped = new AtomicInteger();
     source.respond("UserSettingsSyncBatch", (op, p) -> Json.MAPPER.createObjectNode().put("hasMore", false)
@@ -307,25 +301,23 @@ class SyncIT {
 
     Eventually.until("the page is acknowledged after the drop", 10_000, () -> dropped.get() >= 2);
 
-    Pool sql = pool(vertx, db2);
+    Sql sql = world.sql(s2);
     assertThat(requests.stream().filter(r -> r.get("ackSyncIds").size() > 0).count()).isGreaterThanOrEqualTo(2);
     assertThat(requests.stream().filter(r -> r.get("ackSyncIds").size() > 0)
         .allMatch(r -> r.get("ackSyncIds").get(0).asLong() == 7)).isTrue();
-    assertThat(count(sql, "SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(1);
-    assertThat(count(sql, "SELECT count(*) FROM sync_outbox WHERE owner = $1", alice.login())).isEqualTo(1);
+    assertThat(sql.count("SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(1);
+    assertThat(sql.count("SELECT count(*) FROM sync_outbox WHERE owner = $1", alice.login())).isEqualTo(1);
   }
 
   @Test
   @DisplayName("settings: the later write wins on both servers, and the sibling's copy is not sent back")
   void settingsLastWriterWins(Vertx vertx) {
-    TestDatabase db1 = db(vertx);
-    TestDatabase db2 = db(vertx);
-    TestServer s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
-    TestServer s2 = keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST));
-    TestUser alice = user("alice");
+    TestServer s1 = world.server("s1");
+    TestServer s2 = world.server("s2");
+    TestUser alice = TestUser.create("alice");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url(), s2.url());
-    ShineClient onS1 = alice.session(vertx, s1);
-    ShineClient onS2 = alice.session(vertx, s2);
+    ShineClient onS1 = world.session(alice, s1);
+    ShineClient onS2 = world.session(alice, s2);
 
     onS1.request("SetUserSetting", ShineClient.object().put("key", "theme").put("value", "light")).await();
     Eventually.until("s2 learns the first value", 5_000, () -> "light".equals(setting(onS2, "theme")));
@@ -337,11 +329,11 @@ class SyncIT {
     assertThat(onBoth.get("mode").asText()).isEqualTo("dark");
     assertThat(onS2.request("GetUserSettings", ShineClient.object()).await().at("/settings/theme"))
         .isEqualTo(onBoth);
-    Pool sql1 = pool(vertx, db1);
-    Pool sql2 = pool(vertx, db2);
+    Sql sql1 = world.sql(s1);
+    Sql sql2 = world.sql(s2);
     Eventually.until("nothing left to sync either way", 5_000,
-        () -> count(sql1, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0
-            && count(sql2, "SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0);
+        () -> sql1.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0
+            && sql2.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0);
   }
 
   private static Object setting(ShineClient session, String key) {
@@ -350,30 +342,6 @@ class SyncIT {
   }
 
   // ---- helpers
-
-  private <T extends AutoCloseable> T keep(T resource) {
-    resources.add(resource);
-    return resource;
-  }
-
-  private TestDatabase db(Vertx vertx) {
-    return keep(TestDatabase.create(vertx));
-  }
-
-  private Pool pool(Vertx vertx, TestDatabase db) {
-    Pool pool = db.pool();
-    resources.add(() -> pool.close().await());
-    return pool;
-  }
-
-  private static TestUser user(String prefix) {
-    return TestUser.create(prefix + USERS.incrementAndGet());
-  }
-
-  private static SignedPair pair(TestUser from, TestUser to, String text) {
-    return ShineClient.signPair(from.login(), from.key(), to.login(), System.currentTimeMillis(),
-        ShineClient.randomNonce(), 0, text.getBytes(StandardCharsets.UTF_8));
-  }
 
   private static void addPair(ArrayNode items, long syncId, TestUser owner, SignedPair pair) {
     items.addObject().put("syncId", syncId).put("owner", owner.login()).put("type", "pair").putArray("blobsB64")
@@ -392,15 +360,5 @@ class SyncIT {
     List<Long> ids = new ArrayList<>();
     page.get("items").forEach(item -> ids.add(item.get("syncId").asLong()));
     return ids;
-  }
-
-  private static long count(Pool sql, String query, String param) {
-    return sql.preparedQuery(query).execute(Tuple.of(param)).await().iterator().next().getLong(0);
-  }
-
-  private static String state(Pool sql, SignedPair pair) {
-    var rows = sql.preparedQuery("SELECT state FROM dm_delivery WHERE base_key = $1")
-        .execute(Tuple.of(pair.outgoing().baseKey())).await();
-    return rows.size() == 0 ? null : rows.iterator().next().getString(0);
   }
 }

@@ -9,16 +9,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
-import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.Tuple;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -26,11 +24,11 @@ import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.Eventually;
-import org.shine.server.support.Opened;
+import org.shine.server.support.Sql;
 import org.shine.server.support.StubPeer;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 
 /**
@@ -43,28 +41,32 @@ import org.shine.server.util.Json;
 class SyncSecurityIT {
   private static final String FAST = "{\"sync\":{\"periodMs\":200,\"pageSize\":200},"
       + "\"delivery\":{\"callTimeoutMs\":2000}}";
-  private final Opened opened = new Opened();
+  private TestWorld world;
+
+  @BeforeEach
+  void open(Vertx vertx) {
+    world = TestWorld.on(vertx);
+  }
 
   @AfterEach
   void close() {
-    opened.closeAll();
+    world.close();
   }
 
   @Test
   @DisplayName("an anonymous connection gets 401 and no data from both sync ops, and its blind ACKs mark nothing")
-  void anonymousPullerGetsNothing(Vertx vertx) {
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
-    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
-    TestUser.create("bob").registerOn(vertx, s1);
-    ShineClient session = opened.keep(alice.session(vertx, s1));
+  void anonymousPullerGetsNothing() {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    world.user("bob", s1);
+    ShineClient session = world.session(alice, s1);
     for (int i = 0; i < 5; i++) {
       session.sendText("alice", alice.key(), "bob", "private " + i).await();
     }
     session.request("SetUserSetting", ShineClient.object().put("key", "theme").put("value", "dark")).await();
-    Pool sql = opened.pool(db);
-    long unsynced = count(sql, "SELECT count(*) FROM sync_outbox WHERE NOT synced");
-    ShineClient outsider = opened.keep(ShineClient.connect(vertx, s1.url()).await());
+    Sql sql = world.sql(s1);
+    long unsynced = sql.count("SELECT count(*) FROM sync_outbox WHERE NOT synced");
+    ShineClient outsider = world.anonymous(s1);
 
     // WHEN it asks for s1's own outbox, with guessed ACKs
     for (String op : List.of("DmSyncBatch", "UserSettingsSyncBatch")) {
@@ -78,31 +80,30 @@ class SyncSecurityIT {
 
     // THEN nothing was handed out or flipped
     assertThat(unsynced).isEqualTo(11);
-    assertThat(count(sql, "SELECT count(*) FROM sync_outbox WHERE NOT synced")).isEqualTo(unsynced);
+    assertThat(sql.count("SELECT count(*) FROM sync_outbox WHERE NOT synced")).isEqualTo(unsynced);
   }
 
   @Test
   @DisplayName("a server session gets and ACKs only items of owners routed to both servers, and may not pull as"
       + " another server")
   void serverSeesOnlySharedOwners(Vertx vertx) {
-    StubPeer s9 = opened.keep(StubPeer.start(vertx)).named("s9");
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
-    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
-    TestUser mallory = TestUser.create("mallory").publish(vertx, List.of(Map.entry("s1", s1.url()),
-        Map.entry("s9", s9.url())), 1, s1.url());
-    TestUser.create("bob").registerOn(vertx, s1);
-    opened.keep(alice.session(vertx, s1)).sendText("alice", alice.key(), "bob", "alice's secret").await();
-    opened.keep(mallory.session(vertx, s1)).sendText("mallory", mallory.key(), "bob", "mallory's own").await();
-    Pool sql = opened.pool(db);
+    StubPeer s9 = world.stub().named("s9");
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    TestUser mallory = world.user("mallory", List.of(Map.entry("s1", s1.url()),
+        Map.entry("s9", s9.url())), s1);
+    world.user("bob", s1);
+    world.session(alice, s1).sendText("alice", alice.key(), "bob", "alice's secret").await();
+    world.session(mallory, s1).sendText("mallory", mallory.key(), "bob", "mallory's own").await();
+    Sql sql = world.sql(s1);
     List<Long> aliceItems = ids(sql, "SELECT sync_id FROM sync_outbox WHERE owner = 'alice'");
-    ShineClient asS9 = opened.keep(s9.sessionOn(vertx, s1.url()));
+    ShineClient asS9 = world.keep(s9.sessionOn(vertx, s1.url()));
 
     JsonNode page = asS9.request("DmSyncBatch", syncRequest("s9", aliceItems, 100)).await();
 
     assertThat(page.get("items")).isNotEmpty()
         .allSatisfy(item -> assertThat(item.get("owner").asText()).isEqualTo("mallory"));
-    assertThat(count(sql, "SELECT count(*) FROM sync_outbox WHERE owner = 'alice' AND synced")).isZero();
+    assertThat(sql.count("SELECT count(*) FROM sync_outbox WHERE owner = 'alice' AND synced")).isZero();
     assertRefused(() -> asS9.request("DmSyncBatch", syncRequest("s1", List.of(), 100)).await(), 403,
         ErrorCode.SOURCE_MISMATCH);
   }
@@ -110,10 +111,10 @@ class SyncSecurityIT {
   @Test
   @DisplayName("a fake sibling named in a self-published card changes no one else's settings; a setting stamped in"
       + " the future is ACKed and dropped, and later local writes still work")
-  void fakeSiblingSettings(Vertx vertx) {
+  void fakeSiblingSettings() {
     long now = System.currentTimeMillis();
     List<JsonNode> acks = new CopyOnWriteArrayList<>();
-    StubPeer fake = opened.keep(StubPeer.start(vertx)).named("fake")
+    StubPeer fake = world.stub().named("fake")
         .respond("UserSettingsSyncBatch", (op, p) -> {
           acks.add(p.get("ackSyncIds"));
           ObjectNode answer = Json.MAPPER.createObjectNode().put("hasMore", false);
@@ -130,11 +131,10 @@ class SyncSecurityIT {
         })
         .respond("DmSyncBatch", (op, p) -> Json.MAPPER.createObjectNode().put("hasMore", false)
             .set("items", Json.MAPPER.createArrayNode()));
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(), FAST));
-    TestUser bob = TestUser.create("bob").registerOn(vertx, s1);
-    TestUser mallory = TestUser.create("mallory").publish(vertx, List.of(Map.entry("s1", s1.url()),
-        Map.entry("fake", fake.url())), 1, s1.url());
+    TestServer s1 = world.server("s1", FAST);
+    TestUser bob = world.user("bob", s1);
+    TestUser mallory = world.user("mallory", List.of(Map.entry("s1", s1.url()),
+        Map.entry("fake", fake.url())), s1);
 
     // WHEN s1 pulls from mallory's "sibling"
     Eventually.until("the page is ACKed", 10_000, () -> acks.size() >= 2);
@@ -143,31 +143,28 @@ class SyncSecurityIT {
     List<Long> acked = new ArrayList<>();
     acks.get(1).forEach(id -> acked.add(id.asLong()));
     assertThat(acked).containsExactlyInAnyOrder(2L, 3L);
-    assertThat(settings(vertx, bob, s1)).isEmpty();
-    assertThat(settings(vertx, mallory, s1)).isEqualTo(Map.of("theme", "\"mine\""));
+    assertThat(settings(bob, s1)).isEmpty();
+    assertThat(settings(mallory, s1)).isEqualTo(Map.of("theme", "\"mine\""));
     // and a stamp stored before this rule existed cannot make a later local write overflow
-    Pool sql = opened.pool(db);
-    sql.preparedQuery("INSERT INTO user_setting (owner, key, value_json, updated_at_ms) VALUES ($1, $2, $3, $4)")
-        .execute(Tuple.of("mallory", "lang", "\"old\"", Long.MAX_VALUE)).await();
-    ShineClient session = opened.keep(mallory.session(vertx, s1));
+    Sql sql = world.sql(s1);
+    sql.rows("INSERT INTO user_setting (owner, key, value_json, updated_at_ms) VALUES ($1, $2, $3, $4)", "mallory",
+        "lang", "\"old\"", Long.MAX_VALUE);
+    ShineClient session = world.session(mallory, s1);
     JsonNode written = session.request("SetUserSetting", ShineClient.object().put("key", "lang").put("value", "en"))
         .await();
     assertThat(written.get("updatedAtMs").asLong()).isEqualTo(Long.MAX_VALUE);
-    assertThat(settings(vertx, mallory, s1)).containsEntry("lang", "\"en\"");
+    assertThat(settings(mallory, s1)).containsEntry("lang", "\"en\"");
   }
 
   @Test
   @DisplayName("a sibling's backlog of the largest pairs drains in pages under the response cap")
-  void largestPairsDrain(Vertx vertx) {
-    TestDatabase db1 = opened.keep(TestDatabase.create(vertx));
-    TestDatabase db2 = opened.keep(TestDatabase.create(vertx));
-    int port2 = TestServer.freePort();
-    TestServer s1 = opened.keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), FAST));
-    String s2Url = "ws://127.0.0.1:" + port2 + "/ws";
-    TestUser alice = TestUser.create("alice").publish(vertx, List.of(Map.entry("s1", s1.url()),
-        Map.entry("s2", s2Url)), 1, s1.url());
-    TestUser.create("bob").registerOn(vertx, s1);
-    ShineClient session = opened.keep(alice.session(vertx, s1));
+  void largestPairsDrain() {
+    TestServer s1 = world.server("s1", FAST);
+    String s2Url = world.url("s2");
+    TestUser alice = world.user("alice", List.of(Map.entry("s1", s1.url()),
+        Map.entry("s2", s2Url)), s1);
+    world.user("bob", s1);
+    ShineClient session = world.session(alice, s1);
     // GIVEN s2 is down while alice sends 40 pairs of the largest body (two copies of ~87 KiB in base64 each)
     String body = "x".repeat(65_000);
     for (int i = 0; i < 40; i++) {
@@ -175,12 +172,12 @@ class SyncSecurityIT {
     }
 
     // WHEN s2 comes up and pulls (one unbounded page would be about 7 MB, over what a peer accepts)
-    TestServer s2 = opened.keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), FAST, port2));
-    Pool sql2 = opened.pool(db2);
+    TestServer s2 = world.server("s2", FAST);
+    Sql sql2 = world.sql(s2);
 
     // THEN it has every pair
     Eventually.until("s2 holds alice's 40 pairs", 60_000,
-        () -> count(sql2, "SELECT count(*) FROM dm_message WHERE owner = 'alice'") == 40);
+        () -> sql2.count("SELECT count(*) FROM dm_message WHERE owner = 'alice'") == 40);
     assertThat(s2.serverLogin()).isEqualTo("s2");
   }
 
@@ -191,21 +188,17 @@ class SyncSecurityIT {
     return payload;
   }
 
-  private Map<String, String> settings(Vertx vertx, TestUser user, TestServer server) {
-    ShineClient session = opened.keep(user.session(vertx, server));
+  private Map<String, String> settings(TestUser user, TestServer server) {
+    ShineClient session = world.session(user, server);
     JsonNode settings = session.request("GetUserSettings", ShineClient.object()).await().get("settings");
     Map<String, String> values = new java.util.TreeMap<>();
     settings.fields().forEachRemaining(e -> values.put(e.getKey(), e.getValue().toString()));
     return values;
   }
 
-  private static long count(Pool sql, String query) {
-    return sql.query(query).execute().await().iterator().next().getLong(0);
-  }
-
-  private static List<Long> ids(Pool sql, String query) {
+  private static List<Long> ids(Sql sql, String query) {
     List<Long> ids = new ArrayList<>();
-    for (Row row : sql.query(query).execute().await()) {
+    for (Row row : sql.rows(query)) {
       ids.add(row.getLong(0));
     }
     return ids;
