@@ -230,9 +230,23 @@ public final class ConfigLoader {
     require(l.verifyQueue() >= 1, "limits.verifyQueue must be positive");
     require(c.admin().host() != null && !c.admin().host().isBlank(), "admin.host must be a non-empty string");
     require(c.admin().port() >= 0 && c.admin().port() <= 65535, "admin.port must be 0..65535 (0: off)");
+    // the admin API has no login of its own: whoever reaches it may read the backlog and trigger attempts
+    require(isLoopback(c.admin().host()), "admin.host must be a loopback address (127.0.0.0/8, ::1 or localhost):"
+        + " the admin API has no authentication; reach it from elsewhere through SSH");
+    require(c.metrics().gaugePeriodMs() >= 10, "metrics.gaugePeriodMs must be at least 10");
     AppConfig.Instances n = c.instances();
     require(n.gateway() >= 1 && n.delivery() >= 1 && n.retry() >= 1 && n.sync() >= 1 && n.hub() >= 1
         && n.directory() >= 1, "every instances count must be at least 1");
+  }
+
+  /** A literal loopback address or {@code localhost}; no name is looked up. */
+  private static boolean isLoopback(String host) {
+    if (host == null) {
+      return false;
+    }
+    String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    return h.equals("localhost") || h.equals("::1") || h.equals("0:0:0:0:0:0:0:1")
+        || h.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
   }
 
   private static boolean isKey(String b64) {

@@ -34,13 +34,14 @@ public final class ServerNode {
 
   public static Future<Vertx> vertx(AppConfig config, ShineMetrics metrics) {
     if (!config.cluster().enabled()) {
-      return Future.succeededFuture(metrics.vertxBuilder(new VertxOptions()).build());
+      return Future.succeededFuture(OutOfMemoryHalt.install(metrics.vertxBuilder(new VertxOptions()).build()));
     }
     // a TLS file that cannot be read fails this future, before Hazelcast starts
     return Future.<EventBusOptions>future(promise -> promise.complete(eventBus(config.cluster())))
         .compose(eventBus -> metrics.vertxBuilder(new VertxOptions().setEventBusOptions(eventBus))
             .withClusterManager(new HazelcastClusterManager(hazelcast(config)))
-            .buildClustered());
+            .buildClustered())
+        .map(OutOfMemoryHalt::install);
   }
 
   private static Config hazelcast(AppConfig config) {
