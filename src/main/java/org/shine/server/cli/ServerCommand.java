@@ -10,6 +10,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigException;
 import org.shine.server.config.ConfigLoader;
 import org.shine.server.metrics.ShineMetrics;
+import org.shine.server.node.OutOfMemoryHalt;
 import org.shine.server.node.ServerNode;
 import org.shine.server.node.ShineServer;
 import org.slf4j.Logger;
@@ -25,6 +26,7 @@ public final class ServerCommand {
   }
 
   public static int run(String[] args) {
+    OutOfMemoryHalt.installDefault();
     Args options = Args.parse(args, 0, Set.of("config"));
     AppConfig config = ConfigLoader.load(Path.of(options.required("config")), System.getenv());
     ShineMetrics metrics = ShineMetrics.forNode(config.serverLogin(), config.metrics().enabled());
@@ -46,7 +48,7 @@ public final class ServerCommand {
         // a config problem found at start (a key file, a TLS file): exit code 2 with the key named, as at parse
         throw e;
       }
-      LOG.error("server failed to start: {}", e.toString());
+      LOG.error("server failed to start: {}", e.getMessage() == null ? e.toString() : e.getMessage());
       return 1;
     }
     CountDownLatch stopped = new CountDownLatch(1);

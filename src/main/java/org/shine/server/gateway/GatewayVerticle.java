@@ -17,6 +17,7 @@ import io.vertx.core.http.ServerWebSocketHandshake;
 import io.vertx.core.net.SocketAddress;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.net.BindException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -164,7 +165,10 @@ public final class GatewayVerticle extends VerticleBase {
         .webSocketHandler(this::accept)
         .requestHandler(router);
     housekeeping = vertx.setPeriodic(housekeepingPeriodMs(), id -> housekeeping());
-    return server.listen();
+    return server.listen().recover(failure -> Future.failedFuture(new IllegalStateException("cannot listen on "
+        + config.http().host() + ":" + config.http().port() + " (http.host, http.port): " + failure.getMessage()
+        + (failure instanceof BindException ? "; is another server running on that port?" : ""),
+        failure)));
   }
 
   /**

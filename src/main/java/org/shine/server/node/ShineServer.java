@@ -97,8 +97,12 @@ public final class ShineServer {
         .compose(v -> deploy(() -> new GatewayVerticle(config, clock, identity, verifier, polls, connections,
             sendRates, metrics, sessions), n.gateway()))
         .onSuccess(id -> gatewayDeployment = id)
-        .onSuccess(v -> LOG.info("server {} is up at {} (http {}:{})", config.serverLogin(), config.publicUrl(),
-            config.http().host(), config.http().port()))
+        .onSuccess(v -> LOG.info("server {} is up at {} [http: {}:{}, metrics: {}, admin API: {}]",
+            config.serverLogin(), config.publicUrl(), config.http().host(), config.http().port(),
+            config.metrics().enabled() ? "http://" + config.http().host() + ":" + config.http().port() + "/metrics"
+                : "off",
+            config.admin().port() == 0 ? "off (admin.port)"
+                : "http://" + config.admin().host() + ":" + config.admin().port() + "/admin/v1"))
         .mapEmpty();
   }
 
