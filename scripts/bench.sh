@@ -109,7 +109,7 @@ start_servers() {
     psql_admin -qc "CREATE DATABASE $(db_of "$name")" >&2
     write_config "$name" "$topology"
     # the server's log starts afresh with each start, so the session lines below are this start's
-    nohup java ${SHINE_JAVA_OPTS:-} -jar "$JAR" server --config "$DIR/$name.json" > "$DIR/$name.log" 2>&1 &
+    nohup java $JAVA_OPTS -jar "$JAR" server --config "$DIR/$name.json" > "$DIR/$name.log" 2>&1 &
     echo $! > "$DIR/$name.pid"
     started+=("$name")
   done
@@ -310,7 +310,7 @@ for scenario in "${scenarios[@]}"; do
     load=$(cut -d' ' -f1 /proc/loadavg)
     log "$label: java -jar target/shine-server.jar ${args[*]}"
     rc=0
-    timeout $((seconds + warmup + 600)) java -jar "$JAR" "${args[@]}" > "$out" 2>&1 || rc=$?
+    timeout $((seconds + warmup + 600)) java $JAVA_OPTS -jar "$JAR" "${args[@]}" > "$out" 2>&1 || rc=$?
     line=$(grep '^RESULT ' "$out" | tail -n 1 || true)
     if [ -z "$line" ]; then
       log "$label: no RESULT line (exit $rc); see $out"
