@@ -4,7 +4,6 @@ import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigException;
@@ -15,7 +14,6 @@ import org.shine.server.node.ServerNode;
 import org.shine.server.node.ShineServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sun.misc.Signal;
 
 /** {@code server --config FILE}: runs one node until SIGTERM/SIGINT, then drains and exits 0. */
 public final class ServerCommand {
@@ -51,26 +49,26 @@ public final class ServerCommand {
       LOG.error("server failed to start: {}", e.getMessage() == null ? e.toString() : e.getMessage());
       return 1;
     }
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runnable shutdown = () -> {
+    // SIGTERM and SIGINT start the JVM's shutdown, which runs this hook: drain, then end with 0 (a drained stop is a
+    // clean exit, not the 143 of a process killed by a signal); Runtime.halt, since exit() is not allowed in a hook
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       LOG.info("shutting down: draining in-flight requests");
       try {
         // two awaits: a continuation of stop() would run on an event loop that vertx.close() terminates
         server.stop().await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
         vertx.close().await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
+        LOG.info("stopped");
       } catch (Exception e) {
         LOG.warn("shutdown did not finish cleanly: {}", e.toString());
       }
-      stopped.countDown();
-    };
-    Signal.handle(new Signal("TERM"), signal -> new Thread(shutdown, "shutdown").start());
-    Signal.handle(new Signal("INT"), signal -> new Thread(shutdown, "shutdown").start());
+      Runtime.getRuntime().halt(0);
+    }, "shutdown"));
     try {
-      stopped.await();
+      // parked until the hook halts the JVM
+      Thread.currentThread().join();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    LOG.info("stopped");
     return 0;
   }
 }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.cfg.CoercionAction;
 import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.type.LogicalType;
 import java.io.IOException;
@@ -38,12 +39,13 @@ public final class ConfigLoader {
 
   /** No coercion between JSON types: "7101" is not a port, 1.5 not a count, 1 not a boolean. */
   private static ObjectMapper strictMapper() {
-    ObjectMapper mapper = new ObjectMapper()
+    ObjectMapper mapper = JsonMapper.builder()
         .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
         .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
         .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
         .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
-        .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS);
+        .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+        .build();
     mapper.coercionConfigFor(LogicalType.Textual)
         .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
         .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
@@ -99,9 +101,7 @@ public final class ConfigLoader {
   }
 
   private static void merge(ObjectNode target, ObjectNode source, String path) {
-    Iterator<Map.Entry<String, JsonNode>> fields = source.fields();
-    while (fields.hasNext()) {
-      Map.Entry<String, JsonNode> field = fields.next();
+    for (Map.Entry<String, JsonNode> field : source.properties()) {
       String key = path + field.getKey();
       JsonNode current = target.get(field.getKey());
       if (current == null) {

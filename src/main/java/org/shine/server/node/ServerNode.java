@@ -50,6 +50,9 @@ public final class ServerNode {
     hazelcast.setClusterName("shine-" + config.serverLogin());
     hazelcast.setProperty("hazelcast.logging.type", "slf4j");
     hazelcast.setProperty("hazelcast.phone.home.enabled", "false");
+    // the server's own shutdown hook drains and then leaves the cluster through vertx.close(); Hazelcast's hook would
+    // leave at the same time, under the draining requests
+    hazelcast.setProperty("hazelcast.shutdownhook.enabled", "false");
     // otherwise Hazelcast listens on every interface (*:port), open to anyone who reaches the machine
     hazelcast.setProperty("hazelcast.socket.bind.any", "false");
     // the address to bind, taken as given; network interface matching (which this setting overrides) only finds

@@ -25,6 +25,7 @@ import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.support.Eventually;
 import org.shine.server.support.StubPeer;
+import org.shine.server.db.Database;
 import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
@@ -194,8 +195,9 @@ class DeliveryMachineryIT {
   @Test
   @DisplayName("the retry worker's due-row query reads the partial index, not the table")
   void dueRowsComeFromThePartialIndex(Vertx vertx) {
-    try (TestDatabase db = TestDatabase.create(vertx);
-        TestServer server = TestServer.start("s1", db.config(), Clock.systemUTC())) {
+    try (TestDatabase db = TestDatabase.create(vertx)) {
+      // the schema of a server's first start, without a server
+      Database.prepare(vertx, db.config()).await();
       Pool sql = db.pool();
       try {
         // GIVEN many terminal rows and a few due ones
