@@ -22,7 +22,8 @@ metrics_on=$(value metrics enabled)
 log "starting server with $CONFIG"
 java $JAVA_OPTS -jar "$JAR" server --config "$CONFIG" &
 pid=$!
-trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
+signalled=""
+trap 'signalled=1; kill -TERM "$pid" 2>/dev/null' TERM INT
 
 base="http://${http_host:-127.0.0.1}:${http_port:-7101}"
 up=""
@@ -45,6 +46,10 @@ elif kill -0 "$pid" 2>/dev/null; then
 fi
 rc=0
 wait "$pid" || rc=$?
-# a signal interrupts the first wait; wait again for the server's own exit status after draining
-if kill -0 "$pid" 2>/dev/null; then wait "$pid" || rc=$?; fi
+# a signal interrupts that wait (status 128+n): wait again for the server's own status after it drained (0)
+while [ -n "$signalled" ] && [ "$rc" -gt 128 ]; do
+  signalled=""
+  rc=0
+  wait "$pid" || rc=$?
+done
 exit "$rc"
