@@ -31,6 +31,7 @@ import org.shine.server.config.ConfigException;
 import org.shine.server.config.ConfigLoader;
 import org.shine.server.support.Eventually;
 import org.shine.server.support.MutableClock;
+import org.shine.server.support.Scrape;
 import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
@@ -154,6 +155,8 @@ class AdminApiIT {
 
     assertThat(answer.path("serverLogin").asText()).isEqualTo("s9");
     assertThat(answer.path("claimed").asInt()).isEqualTo(1);
+    Eventually.until("the extra attempt is counted", 10_000, () -> Scrape.of(s1).count(
+        "shine_delivery_attempts_total", "attempt", "extra", "outcome", "not_delivered") >= 1);
     JsonNode accepted = rows("accepted").stream().filter(r -> (r.path("baseKey").asText() + "|2")
         .equals(acceptedKey)).findFirst().orElseThrow();
     assertThat(accepted.path("attempts").asInt()).isEqualTo(1);

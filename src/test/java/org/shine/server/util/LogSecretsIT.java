@@ -3,17 +3,11 @@ package org.shine.server.util;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.OutputStreamAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
-import java.io.ByteArrayOutputStream;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -27,10 +21,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.client.ShineClient;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.hub.HubHttp;
+import org.shine.server.support.LogCapture;
 import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
-import org.slf4j.LoggerFactory;
 
 /**
  * No secret is ever logged (issue: tokens, keys): a federation of two servers runs every flow that handles one
@@ -44,20 +38,7 @@ class LogSecretsIT {
   @Test
   @DisplayName("a run with every project logger at DEBUG logs no private key and no hub token")
   void noSecretInTheLog() throws Exception {
-    ByteArrayOutputStream captured = new ByteArrayOutputStream();
-    LoggerContext logging = (LoggerContext) LoggerFactory.getILoggerFactory();
-    Logger project = logging.getLogger("org.shine");
-    Level before = project.getLevel();
-    OutputStreamAppender<ILoggingEvent> appender = new OutputStreamAppender<>();
-    LogEncoder encoder = new LogEncoder();
-    encoder.setContext(logging);
-    encoder.start();
-    appender.setContext(logging);
-    appender.setEncoder(encoder);
-    appender.setOutputStream(captured);
-    appender.start();
-    project.addAppender(appender);
-    project.setLevel(Level.DEBUG);
+    LogCapture captured = LogCapture.of("org.shine", Level.DEBUG);
     List<String> secrets = new ArrayList<>();
     Vertx vertx = Vertx.vertx();
     try (TestDatabase db1 = TestDatabase.create(vertx); TestDatabase db2 = TestDatabase.create(vertx)) {
@@ -117,12 +98,10 @@ class LogSecretsIT {
         aliceSession.close().await();
       }
     } finally {
-      project.detachAppender(appender);
-      project.setLevel(before);
-      appender.stop();
+      captured.close();
       vertx.close().await();
     }
-    String log = captured.toString(StandardCharsets.UTF_8);
+    String log = captured.text();
 
     // the capture saw the run at DEBUG (so the test can fail)
     assertThat(log).contains("card accepted [login: alice").contains("request refused [op: AuthLogin");
