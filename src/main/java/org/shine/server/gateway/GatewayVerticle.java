@@ -50,7 +50,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The WebSocket gateway ({@code /ws}), {@code /health}, {@code /metrics}, {@code /.well-known/shine-server} and the
+ * The WebSocket gateway ({@code /ws}, which answers plain HTTP with 426), {@code /} (what this server is),
+ * {@code /health} (liveness: every event loop answers), {@code /metrics}, {@code /.well-known/shine-server} and the
  * hub's HTTP routes ({@code /hub/v1}): reads envelopes, enforces the connection and session limits, hands each
  * request to the {@link OpDispatcher} and maps every failure to an error frame in one place. Every instance listens
  * on the same port; Vert.x spreads connections over them.
