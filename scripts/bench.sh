@@ -113,7 +113,7 @@ start_servers() {
     psql_admin -qc "CREATE DATABASE $(db_of "$name")" >&2
     write_config "$name" "$topology"
     # the server's log starts afresh with each start, so the session lines below are this start's
-    nohup java ${SHINE_JAVA_OPTS:-} -jar "$JAR" server --config "$DIR/$name.json" > "$DIR/$name.log" 2>&1 &
+    nohup java $JAVA_OPTS -jar "$JAR" server --config "$DIR/$name.json" > "$DIR/$name.log" 2>&1 &
     echo $! > "$DIR/$name.pid"
     started+=("$name")
   done
@@ -336,7 +336,7 @@ for scenario in "${scenarios[@]}"; do
       record_window "$out" "$topology" "$DIR/$scenario-$run" &
       recorder=$!
     fi
-    timeout $((seconds + warmup + 600)) java -jar "$JAR" "${args[@]}" > "$out" 2>&1 || rc=$?
+    timeout $((seconds + warmup + 600)) java $JAVA_OPTS -jar "$JAR" "${args[@]}" > "$out" 2>&1 || rc=$?
     [ -z "$recorder" ] || wait "$recorder" || true
     line=$(grep '^RESULT ' "$out" | tail -n 1 || true)
     if [ -z "$line" ]; then

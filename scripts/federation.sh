@@ -58,7 +58,7 @@ start_one() {
   fi
   # where this run's lines begin in the (appended) log
   if [ -f "$DIR/$name.log" ]; then wc -c < "$DIR/$name.log" > "$DIR/$name.log.offset"; else echo 0 > "$DIR/$name.log.offset"; fi
-  nohup java ${SHINE_JAVA_OPTS:-} -jar "$JAR" server --config "$DIR/$name.json" >> "$DIR/$name.log" 2>&1 &
+  nohup java $JAVA_OPTS -jar "$JAR" server --config "$DIR/$name.json" >> "$DIR/$name.log" 2>&1 &
   echo $! > "$DIR/$name.pid"
 }
 

@@ -7,6 +7,10 @@ DB_HOST="${SHINE_DB_HOST:-127.0.0.1}"
 DB_PORT="${SHINE_DB_PORT:-5432}"
 DB_USER="${SHINE_DB_USER:-postgres}"
 
+# Every JVM the scripts start ends on OutOfMemoryError (the server halts from its own handlers too): a JVM that ran
+# out of memory once may keep answering while its event loops are gone. SHINE_JAVA_OPTS adds to it.
+JAVA_OPTS="-XX:+ExitOnOutOfMemoryError ${SHINE_JAVA_OPTS:-}"
+
 log() { printf '[shine] %s\n' "$*" >&2; }
 die() { printf '[shine] error: %s\n' "$*" >&2; exit 1; }
 

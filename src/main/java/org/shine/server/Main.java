@@ -2,6 +2,7 @@ package org.shine.server;
 
 import java.util.Arrays;
 import org.shine.server.cli.AdapterCommand;
+import org.shine.server.cli.AdminCommand;
 import org.shine.server.cli.Args;
 import org.shine.server.cli.BenchCommand;
 import org.shine.server.cli.ClientCommand;
@@ -18,7 +19,9 @@ public final class Main {
       "  client <register|send|history|listen> --key FILE --server URL [...]",
       "                                       a small WebSocket client; 'client help' lists the options",
       "  bench <codec|send|retry-claim|catchup> [...]   benchmarks; 'bench help' lists the options",
-      "  adapter <run|dead|retry-dead> [...]  the reference hub adapter; 'adapter help' lists the options");
+      "  adapter <run|dead|retry-dead> [...]  the reference hub adapter; 'adapter help' lists the options",
+      "  admin <peers|deliveries|retry-peer|user> --config FILE [--json]",
+      "                                       a node's admin API; 'admin --help' lists the options");
 
   private Main() {
   }
@@ -36,6 +39,7 @@ public final class Main {
         case "client" -> ClientCommand.run(rest);
         case "bench" -> BenchCommand.run(rest);
         case "adapter" -> AdapterCommand.run(rest);
+        case "admin" -> AdminCommand.run(rest);
         default -> throw new Args.UsageException("unknown command " + args[0]);
       };
       System.exit(code);

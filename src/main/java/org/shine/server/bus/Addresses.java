@@ -58,6 +58,13 @@ public final class Addresses {
    * (PROTOCOL §7.6): the accepted rows routed to it get an extra attempt.
    */
   public static final String PEER_UP = "peer.up";
+  /** This node's peer connections as the admin API shows them (any body; local request, {@code PeerStatus.All}). */
+  public static final String PEER_STATUS = "peer.status";
+  /**
+   * The admin API's "retry peer now" (a serverLogin's URL, local request): the accepted rows routed to it get the
+   * extra attempt of {@link #PEER_UP} now; replies with the number of rows claimed.
+   */
+  public static final String RETRY_PEER_NOW = "retry.peer-now";
   /** Hub: queue an event for a user who polls ({@code HubEvent}, local send). */
   public static final String HUB_ENQUEUE = "hub.enqueue";
   /** Hub: published (cluster-wide) with a login when it starts polling, so every node queues its events. */

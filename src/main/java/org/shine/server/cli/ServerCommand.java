@@ -4,17 +4,16 @@ import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigException;
 import org.shine.server.config.ConfigLoader;
 import org.shine.server.metrics.ShineMetrics;
+import org.shine.server.node.OutOfMemoryHalt;
 import org.shine.server.node.ServerNode;
 import org.shine.server.node.ShineServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sun.misc.Signal;
 
 /** {@code server --config FILE}: runs one node until SIGTERM/SIGINT, then drains and exits 0. */
 public final class ServerCommand {
@@ -25,6 +24,7 @@ public final class ServerCommand {
   }
 
   public static int run(String[] args) {
+    OutOfMemoryHalt.installDefault();
     Args options = Args.parse(args, 0, Set.of("config"));
     AppConfig config = ConfigLoader.load(Path.of(options.required("config")), System.getenv());
     ShineMetrics metrics = ShineMetrics.forNode(config.serverLogin(), config.metrics().enabled());
@@ -46,29 +46,29 @@ public final class ServerCommand {
         // a config problem found at start (a key file, a TLS file): exit code 2 with the key named, as at parse
         throw e;
       }
-      LOG.error("server failed to start: {}", e.toString());
+      LOG.error("server failed to start: {}", e.getMessage() == null ? e.toString() : e.getMessage());
       return 1;
     }
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runnable shutdown = () -> {
+    // SIGTERM and SIGINT start the JVM's shutdown, which runs this hook: drain, then end with 0 (a drained stop is a
+    // clean exit, not the 143 of a process killed by a signal); Runtime.halt, since exit() is not allowed in a hook
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       LOG.info("shutting down: draining in-flight requests");
       try {
         // two awaits: a continuation of stop() would run on an event loop that vertx.close() terminates
         server.stop().await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
         vertx.close().await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
+        LOG.info("stopped");
       } catch (Exception e) {
         LOG.warn("shutdown did not finish cleanly: {}", e.toString());
       }
-      stopped.countDown();
-    };
-    Signal.handle(new Signal("TERM"), signal -> new Thread(shutdown, "shutdown").start());
-    Signal.handle(new Signal("INT"), signal -> new Thread(shutdown, "shutdown").start());
+      Runtime.getRuntime().halt(0);
+    }, "shutdown"));
     try {
-      stopped.await();
+      // parked until the hook halts the JVM
+      Thread.currentThread().join();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    LOG.info("stopped");
     return 0;
   }
 }

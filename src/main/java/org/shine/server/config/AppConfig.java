@@ -91,8 +91,14 @@ public record AppConfig(
       int sendsPerUserPerS, int writeQueueBytes, long slowReaderCloseMs, int verifyQueue) {
   }
 
-  /** Prometheus metrics at {@code GET /metrics} (PROTOCOL §12). */
-  public record Metrics(boolean enabled) {
+  /**
+   * Prometheus metrics at {@code GET /metrics} (PROTOCOL §12); the gauges of row counts are sampled every
+   * {@code gaugePeriodMs}.
+   */
+  public record Metrics(boolean enabled, long gaugePeriodMs) {
+    public Metrics(boolean enabled) {
+      this(enabled, 15_000);
+    }
   }
 
   /** The admin API's loopback listener (PROTOCOL §12); port 0 is off. */

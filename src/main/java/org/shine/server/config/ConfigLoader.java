@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.cfg.CoercionAction;
 import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.type.LogicalType;
 import java.io.IOException;
@@ -38,12 +39,13 @@ public final class ConfigLoader {
 
   /** No coercion between JSON types: "7101" is not a port, 1.5 not a count, 1 not a boolean. */
   private static ObjectMapper strictMapper() {
-    ObjectMapper mapper = new ObjectMapper()
+    ObjectMapper mapper = JsonMapper.builder()
         .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
         .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
         .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
         .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
-        .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS);
+        .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+        .build();
     mapper.coercionConfigFor(LogicalType.Textual)
         .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
         .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
@@ -99,9 +101,7 @@ public final class ConfigLoader {
   }
 
   private static void merge(ObjectNode target, ObjectNode source, String path) {
-    Iterator<Map.Entry<String, JsonNode>> fields = source.fields();
-    while (fields.hasNext()) {
-      Map.Entry<String, JsonNode> field = fields.next();
+    for (Map.Entry<String, JsonNode> field : source.properties()) {
       String key = path + field.getKey();
       JsonNode current = target.get(field.getKey());
       if (current == null) {
@@ -230,9 +230,23 @@ public final class ConfigLoader {
     require(l.verifyQueue() >= 1, "limits.verifyQueue must be positive");
     require(c.admin().host() != null && !c.admin().host().isBlank(), "admin.host must be a non-empty string");
     require(c.admin().port() >= 0 && c.admin().port() <= 65535, "admin.port must be 0..65535 (0: off)");
+    // the admin API has no login of its own: whoever reaches it may read the backlog and trigger attempts
+    require(isLoopback(c.admin().host()), "admin.host must be a loopback address (127.0.0.0/8, ::1 or localhost):"
+        + " the admin API has no authentication; reach it from elsewhere through SSH");
+    require(c.metrics().gaugePeriodMs() >= 10, "metrics.gaugePeriodMs must be at least 10");
     AppConfig.Instances n = c.instances();
     require(n.gateway() >= 1 && n.delivery() >= 1 && n.retry() >= 1 && n.sync() >= 1 && n.hub() >= 1
         && n.directory() >= 1, "every instances count must be at least 1");
+  }
+
+  /** A literal loopback address or {@code localhost}; no name is looked up. */
+  private static boolean isLoopback(String host) {
+    if (host == null) {
+      return false;
+    }
+    String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    return h.equals("localhost") || h.equals("::1") || h.equals("0:0:0:0:0:0:0:1")
+        || h.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
   }
 
   private static boolean isKey(String b64) {

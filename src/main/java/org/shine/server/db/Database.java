@@ -100,8 +100,23 @@ public final class Database {
           if (failure instanceof PgException pg && INVALID_CATALOG.equals(pg.getSqlState())) {
             return createDatabase(vertx, db);
           }
-          return Future.failedFuture(failure);
+          return Future.failedFuture(unreachable(db, failure));
         });
+  }
+
+  /**
+   * A failure to reach PostgreSQL as one line naming where and which settings say so; a refusal by the database
+   * itself (a wrong password, say) keeps its own message.
+   */
+  static Throwable unreachable(AppConfig.Db db, Throwable failure) {
+    if (failure instanceof PgException) {
+      return failure;
+    }
+    String why = failure.getMessage() == null ? failure.getClass().getSimpleName() : failure.getMessage();
+    int detail = why.indexOf(": /");
+    return new IllegalStateException("cannot reach PostgreSQL at " + db.host() + ":" + db.port() + " ("
+        + (detail > 0 ? why.substring(0, detail) : why) + "); check db.host and db.port in the config, or"
+        + " SHINE_DB_HOST and SHINE_DB_PORT, and that PostgreSQL is running", failure);
   }
 
   private static Future<Void> createDatabase(Vertx vertx, AppConfig.Db db) {

@@ -34,7 +34,7 @@ public final class ServerKeyRepository {
           + " ON CONFLICT (server_login) DO UPDATE SET public_key = EXCLUDED.public_key,"
           + " key_learnt_at_ms = EXCLUDED.key_learnt_at_ms, url = EXCLUDED.url";
   private static final String ROUTED_URL =
-      "SELECT EXISTS (SELECT 1 FROM user_access_servers_current WHERE url = $1)";
+      "SELECT server_login FROM user_access_servers_current WHERE url = $1 LIMIT 1";
 
   private final Pool pool;
 
@@ -92,9 +92,10 @@ public final class ServerKeyRepository {
         .mapEmpty();
   }
 
-  /** True when a current route of some user names {@code url}. */
-  public Future<Boolean> isRoutedUrl(String url) {
-    return pool.preparedQuery(ROUTED_URL).execute(Tuple.of(url)).map(rows -> rows.iterator().next().getBoolean(0));
+  /** The serverLogin of a current route that names {@code url}, if some user has one. */
+  public Future<Optional<String>> routedServerLogin(String url) {
+    return pool.preparedQuery(ROUTED_URL).execute(Tuple.of(url))
+        .map(rows -> rows.size() == 0 ? Optional.empty() : Optional.of(rows.iterator().next().getString(0)));
   }
 
   /** The stored server key of this deployment. */

@@ -19,6 +19,9 @@ import org.shine.server.db.MicroBatcher;
 import org.shine.server.db.StorageErrors;
 import org.shine.server.db.SyncRepository;
 import org.shine.server.db.SyncRepository.ForwardedPair;
+import org.shine.server.metrics.AttemptOutcome;
+import org.shine.server.metrics.ShineMetrics;
+import org.shine.server.metrics.Transition;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.dm.DmCodec;
 import org.shine.server.dm.DmContainer;
@@ -61,6 +64,7 @@ public final class DeliveryEngine {
   private final Frames frames;
   private final Clock clock;
   private final AttemptSlots slots;
+  private final ShineMetrics metrics;
   private final DeliverySchedule schedule;
   private final MicroBatcher<AttemptResult, Boolean> results;
   private final MicroBatcher<ForwardedPair, Boolean> forwards;
@@ -69,7 +73,7 @@ public final class DeliveryEngine {
 
   DeliveryEngine(Vertx vertx, AppConfig config, DirectoryCache directory, DeliveryRepository deliveries,
       SyncRepository outbox, CopyStore copies, SignalStore signals, PeerCalls peers, Frames frames, Clock clock,
-      AttemptSlots slots) {
+      AttemptSlots slots, ShineMetrics metrics) {
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.directory = Objects.requireNonNull(directory);
@@ -80,6 +84,7 @@ public final class DeliveryEngine {
     this.frames = Objects.requireNonNull(frames);
     this.clock = Objects.requireNonNull(clock);
     this.slots = Objects.requireNonNull(slots);
+    this.metrics = Objects.requireNonNull(metrics);
     this.schedule = DeliverySchedule.of(config.delivery());
     // every result comes from an attempt that still holds its slot, so this queue never overflows
     this.results = new MicroBatcher<>(this::recordBatch, AttemptResult::key, MAX_BATCH, CONCURRENT_BATCHES,
@@ -214,11 +219,18 @@ public final class DeliveryEngine {
     AttemptResult result = resultOf(task, acked);
     return results.submit(result).compose(recorded -> {
       if (!recorded) {
+        metrics.attempted(task.attempt(), task.extra(), AttemptOutcome.SUPERSEDED);
         // another worker took the row meanwhile: report what is stored, not what this attempt saw
         LOG.debug("attempt result dropped: row changed meanwhile [outgoingKey: {}]", task.statusKey());
         return deliveries.stateOf(task.baseKey(), task.revision()).map(stored -> stored.orElse(result.state()));
       }
       DeliveryState state = result.state();
+      metrics.attempted(task.attempt(), task.extra(), acked ? AttemptOutcome.DELIVERED : AttemptOutcome.NOT_DELIVERED);
+      if (state == DeliveryState.DELIVERED) {
+        metrics.transition(Transition.DELIVERED);
+      } else if (state == DeliveryState.FAILED) {
+        metrics.transition(Transition.FAILED);
+      }
       LOG.debug("attempt {}{} done [outgoingKey: {}, deliveryState: {}]", task.attempt(), task.extra() ? " (extra)"
           : "", task.statusKey(), state.wire());
       if (state != DeliveryState.ACCEPTED && notifySender && !task.receipt()) {

@@ -19,6 +19,7 @@ import org.shine.server.db.SignalRepository;
 import org.shine.server.db.SyncRepository;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Frames;
@@ -34,12 +35,15 @@ public final class DeliveryEngineVerticle extends VerticleBase {
   private final Clock clock;
   private final SignatureVerifier verifier;
   private final AttemptSlots slots;
+  private final ShineMetrics metrics;
 
-  public DeliveryEngineVerticle(AppConfig config, Clock clock, SignatureVerifier verifier, AttemptSlots slots) {
+  public DeliveryEngineVerticle(AppConfig config, Clock clock, SignatureVerifier verifier, AttemptSlots slots,
+      ShineMetrics metrics) {
     this.config = Objects.requireNonNull(config);
     this.clock = Objects.requireNonNull(clock);
     this.verifier = Objects.requireNonNull(verifier);
     this.slots = Objects.requireNonNull(slots);
+    this.metrics = Objects.requireNonNull(metrics);
   }
 
   @Override
@@ -53,7 +57,7 @@ public final class DeliveryEngineVerticle extends VerticleBase {
     SignalStore signals = new SignalStore(vertx, new SignalRepository(pool), frames, clock, verifier);
     DeliveryEngine engine = new DeliveryEngine(vertx, config, directory, new DeliveryRepository(pool),
         new SyncRepository(pool, config.serverLogin()), copies, signals,
-        new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), frames, clock, slots);
+        new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), frames, clock, slots, metrics);
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
         directory.start(),

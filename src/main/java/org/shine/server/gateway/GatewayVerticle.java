@@ -3,6 +3,7 @@ package org.shine.server.gateway;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -16,6 +17,7 @@ import io.vertx.core.http.ServerWebSocketHandshake;
 import io.vertx.core.net.SocketAddress;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.net.BindException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -34,23 +36,29 @@ import org.shine.server.db.StorageHealth;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.hub.HubRoutes;
 import org.shine.server.hub.HubService;
+import org.shine.server.metrics.SendOutcome;
+import org.shine.server.metrics.SessionKind;
 import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.peer.ServerIdentity;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.Frames;
+import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Json;
+import org.shine.server.util.Liveness;
 import org.shine.server.util.PerKeyLimit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The WebSocket gateway ({@code /ws}), {@code /health}, {@code /ready}, {@code /metrics},
- * {@code /.well-known/shine-server} and the hub's HTTP routes ({@code /hub/v1}): reads envelopes, enforces the
- * connection and session limits, hands each request to the {@link OpDispatcher} and maps every failure to an error
- * frame in one place. Every instance listens on the same port; Vert.x spreads connections over them.
+ * The WebSocket gateway ({@code /ws}, which answers plain HTTP with 426), {@code /} (what this server is),
+ * {@code /health} (liveness: every event loop answers), {@code /ready} (readiness: the database answers, not
+ * draining), {@code /metrics}, {@code /.well-known/shine-server} and the hub's HTTP routes ({@code /hub/v1}): reads
+ * envelopes, enforces the connection and session limits, hands each request to the {@link OpDispatcher} and maps
+ * every failure to an error frame in one place. Every instance listens on the same port; Vert.x spreads connections
+ * over them.
  *
  * <p>Limits (PROTOCOL §11): connections per node and per address ({@link ConnectionBudget}, shared by the
  * instances); an anonymous session that sends no request for {@code authTimeoutMs} is closed; every session is
@@ -69,6 +77,8 @@ public final class GatewayVerticle extends VerticleBase {
   private static final short CLOSE_POLICY = 1008;
   private static final short CLOSE_GOING_AWAY = 1001;
   private static final Buffer PING = Buffer.buffer("shine");
+  /** HTTP 426: {@code /ws} asked for without a WebSocket upgrade. */
+  private static final int UPGRADE_REQUIRED = 426;
   private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
 
   private final AppConfig config;
@@ -80,6 +90,7 @@ public final class GatewayVerticle extends VerticleBase {
   private final SendRateLimiter sendRates;
   private final ShineMetrics metrics;
   private final StorageHealth health;
+  private final SessionRegistry registry;
   private final Set<Session> sessions = new HashSet<>();
   /** Remote addresses (host:port) of this instance's connections that are over the limits. */
   private final Set<String> refused = new HashSet<>();
@@ -92,12 +103,13 @@ public final class GatewayVerticle extends VerticleBase {
   private Frames frames;
   private OpDispatcher dispatcher;
   private HttpServer server;
+  private Liveness liveness;
   private long housekeeping = -1;
   private boolean draining;
 
   public GatewayVerticle(AppConfig config, Clock clock, ServerIdentity identity, SignatureVerifier verifier,
       PerKeyLimit polls, ConnectionBudget connections, SendRateLimiter sendRates, ShineMetrics metrics,
-      StorageHealth health) {
+      StorageHealth health, SessionRegistry registry) {
     this.config = config;
     this.clock = clock;
     this.identity = identity;
@@ -107,12 +119,14 @@ public final class GatewayVerticle extends VerticleBase {
     this.sendRates = sendRates;
     this.metrics = metrics;
     this.health = Objects.requireNonNull(health);
+    this.registry = registry;
   }
 
   @Override
   public Future<?> start() {
     frames = new Frames(Json.MAPPER);
     dispatcher = new OpDispatcher(vertx, config, frames, verifier, sendRates);
+    liveness = new Liveness(vertx, Liveness.DEFAULT_BOUND_MS);
     Router router = Router.router(vertx);
     router.route().handler(ctx -> {
       if (refused.contains(key(ctx.request().remoteAddress()))) {
@@ -125,10 +139,15 @@ public final class GatewayVerticle extends VerticleBase {
     });
     new HubRoutes(config.hub(), new HubService(vertx, config, Database.sharedPool(vertx, config.db()), clock, verifier,
         polls)).mount(router);
-    router.get("/health").handler(ctx -> ctx.response()
-        .setStatusCode(draining ? 503 : 200)
+    router.get("/health").handler(this::health);
+    String about = about();
+    router.get("/").handler(ctx -> ctx.response().putHeader("content-type", "application/json").end(about));
+    // a browser or curl on /ws: say what the endpoint wants instead of a 404 page
+    router.route("/ws").handler(ctx -> ctx.response().setStatusCode(UPGRADE_REQUIRED)
+        .putHeader("upgrade", "websocket").putHeader("connection", "Upgrade")
         .putHeader("content-type", "application/json")
-        .end(draining ? "{\"status\":\"DRAINING\"}" : "{\"status\":\"UP\"}"));
+        .end("{\"error\":{\"code\":\"" + ErrorCode.UPGRADE_REQUIRED + "\",\"message\":\"/ws is the WebSocket endpoint"
+            + " of the SHiNE DM protocol: connect with a WebSocket client (ws:// or wss://), not plain HTTP\"}}"));
     router.get("/ready").handler(this::ready);
     String wellKnown = Json.MAPPER.createObjectNode().put("serverLogin", identity.serverLogin())
         .put("publicKeyB64", identity.publicKeyB64()).put("url", identity.url()).toString();
@@ -154,7 +173,47 @@ public final class GatewayVerticle extends VerticleBase {
         .webSocketHandler(this::accept)
         .requestHandler(router);
     housekeeping = vertx.setPeriodic(housekeepingPeriodMs(), id -> housekeeping());
-    return server.listen();
+    return server.listen().recover(failure -> Future.failedFuture(new IllegalStateException("cannot listen on "
+        + config.http().host() + ":" + config.http().port() + " (http.host, http.port): " + failure.getMessage()
+        + (failure instanceof BindException ? "; is another server running on that port?" : ""),
+        failure)));
+  }
+
+  /**
+   * {@code GET /health}, liveness (PROTOCOL §11-§12): 200 UP while every event loop answers within the bound, 503
+   * DOWN when one does not, 503 DRAINING while shutting down. No database check (that is readiness).
+   */
+  private void health(RoutingContext ctx) {
+    liveness.check().onComplete(ar -> {
+      Liveness.Report report = ar.result();
+      String status = draining ? "DRAINING" : report.alive() ? "UP" : "DOWN";
+      ObjectNode body = Json.MAPPER.createObjectNode().put("status", status);
+      body.putObject("checks").putObject("eventLoops").put("status", report.alive() ? "UP" : "DOWN")
+          .put("count", report.eventLoops()).put("silent", report.silent()).put("slowestMs", report.slowestMs())
+          .put("boundMs", report.boundMs());
+      if (!report.alive()) {
+        LOG.error("liveness: {} of {} event loops did not answer within {} ms", report.silent(),
+            report.eventLoops(), report.boundMs());
+      }
+      ctx.response().setStatusCode(status.equals("UP") ? Status.OK : Status.UNAVAILABLE)
+          .putHeader("content-type", "application/json").putHeader("cache-control", "no-cache")
+          .end(body.toString());
+    });
+  }
+
+  /** {@code GET /}: what this server is and where its endpoints are. */
+  private String about() {
+    ObjectNode body = Json.MAPPER.createObjectNode().put("server", "SHiNE DM access server")
+        .put("serverLogin", identity.serverLogin()).put("url", identity.url());
+    ObjectNode endpoints = body.putObject("endpoints");
+    endpoints.put("/ws", "WebSocket: the client and server protocol (JSON text frames)");
+    endpoints.put("/hub/v1", "HTTP polling hub for integrations without a WebSocket");
+    endpoints.put("/health", "liveness");
+    endpoints.put("/.well-known/shine-server", "this server's login, key and URL");
+    if (metrics.scrapeRegistry().isPresent()) {
+      endpoints.put("/metrics", "Prometheus metrics");
+    }
+    return body.toString();
   }
 
   /**
@@ -269,6 +328,7 @@ public final class GatewayVerticle extends VerticleBase {
     Session session = new Session(socket, key, System.nanoTime());
     session.pushEvent = frame -> push(session, frame);
     sessions.add(session);
+    metrics.sessionOpened();
     socket.setWriteQueueMaxSize(config.limits().writeQueueBytes());
     socket.textMessageHandler(text -> onText(session, text));
     socket.binaryMessageHandler(binary -> {
@@ -285,7 +345,13 @@ public final class GatewayVerticle extends VerticleBase {
   }
 
   private void close(Session session) {
-    sessions.remove(session);
+    if (!sessions.remove(session)) {
+      return;
+    }
+    metrics.sessionClosed(session.countedKind);
+    if (session.countedKind == SessionKind.CLIENT) {
+      registry.closed(session.login);
+    }
     if (session.events != null) {
       session.events.unregister();
     }
@@ -365,12 +431,29 @@ public final class GatewayVerticle extends VerticleBase {
     session.inFlight++;
     dispatcher.dispatch(session, op, payload).onComplete(ar -> {
       session.inFlight--;
+      recount(session);
       if (ar.succeeded()) {
+        if (Ops.SEND_MESSAGE_PAIR.equals(op)) {
+          metrics.sent(sendOutcome(ar.result().path("deliveryState").asText()));
+        }
         write(session, frames.response(op, requestId, ar.result()));
       } else {
         reply(session, op, requestId, ar.cause());
       }
     });
+  }
+
+  /** After a request: a session that has just logged in moves to its kind's count. */
+  private void recount(Session session) {
+    SessionKind now = session.kind();
+    if (now == session.countedKind || !sessions.contains(session)) {
+      return;
+    }
+    metrics.sessionChanged(session.countedKind, now);
+    session.countedKind = now;
+    if (now == SessionKind.CLIENT) {
+      registry.opened(session.login);
+    }
   }
 
   private static ProtocolException checkEnvelope(JsonNode frame, String op, JsonNode requestId) {
@@ -406,11 +489,29 @@ public final class GatewayVerticle extends VerticleBase {
         "frame exceeds " + config.limits().maxFrameBytes() + " bytes");
   }
 
+  private static SendOutcome sendOutcome(String deliveryState) {
+    return switch (deliveryState) {
+      case "delivered" -> SendOutcome.DELIVERED;
+      case "failed" -> SendOutcome.FAILED;
+      default -> SendOutcome.ACCEPTED;
+    };
+  }
+
+  private static SendOutcome refusedOutcome(int status) {
+    if (status == Status.TOO_MANY_REQUESTS || status == Status.UNAVAILABLE) {
+      return SendOutcome.OVERLOADED;
+    }
+    return status >= Status.INTERNAL ? SendOutcome.ERROR : SendOutcome.REFUSED;
+  }
+
   private void reply(Session session, String op, JsonNode requestId, Throwable failure) {
     ProtocolException error = Failures.classify(failure);
     if (BusReplies.isTimeout(error) && !health.isUp()) {
       // the service waited on the database that is now known to be down
       error = Failures.storageUnavailable();
+    }
+    if (Ops.SEND_MESSAGE_PAIR.equals(op)) {
+      metrics.sent(refusedOutcome(error.status()));
     }
     if (ErrorCode.STORAGE_UNAVAILABLE.equals(error.code())) {
       // StorageHealth logs the outage once; one line per request would bury it

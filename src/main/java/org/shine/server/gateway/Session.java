@@ -3,6 +3,7 @@ package org.shine.server.gateway;
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.ServerWebSocket;
 import java.util.function.Consumer;
+import org.shine.server.metrics.SessionKind;
 
 /**
  * State of one WebSocket connection; touched only on its gateway instance's event loop. A session is anonymous,
@@ -25,6 +26,8 @@ final class Session {
   /** When its unsent bytes went over {@code limits.writeQueueBytes} (0: they are not). */
   long congestedSinceNanos;
   int droppedEvents;
+  /** The kind this session is counted under in {@code shine_ws_sessions}. */
+  SessionKind countedKind = SessionKind.UNAUTHENTICATED;
   /** Writes a server-pushed event to this session (set by the gateway). */
   Consumer<String> pushEvent = frame -> { };
 
@@ -48,6 +51,11 @@ final class Session {
 
   boolean anonymous() {
     return login == null && serverLogin == null;
+  }
+
+  /** What it is logged in as now. */
+  SessionKind kind() {
+    return login != null ? SessionKind.CLIENT : serverLogin != null ? SessionKind.SERVER : SessionKind.UNAUTHENTICATED;
   }
 
   /** Who this session is, for logs. */

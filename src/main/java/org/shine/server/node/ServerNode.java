@@ -34,13 +34,14 @@ public final class ServerNode {
 
   public static Future<Vertx> vertx(AppConfig config, ShineMetrics metrics) {
     if (!config.cluster().enabled()) {
-      return Future.succeededFuture(metrics.vertxBuilder(new VertxOptions()).build());
+      return Future.succeededFuture(OutOfMemoryHalt.install(metrics.vertxBuilder(new VertxOptions()).build()));
     }
     // a TLS file that cannot be read fails this future, before Hazelcast starts
     return Future.<EventBusOptions>future(promise -> promise.complete(eventBus(config.cluster())))
         .compose(eventBus -> metrics.vertxBuilder(new VertxOptions().setEventBusOptions(eventBus))
             .withClusterManager(new HazelcastClusterManager(hazelcast(config)))
-            .buildClustered());
+            .buildClustered())
+        .map(OutOfMemoryHalt::install);
   }
 
   private static Config hazelcast(AppConfig config) {
@@ -49,6 +50,9 @@ public final class ServerNode {
     hazelcast.setClusterName("shine-" + config.serverLogin());
     hazelcast.setProperty("hazelcast.logging.type", "slf4j");
     hazelcast.setProperty("hazelcast.phone.home.enabled", "false");
+    // the server's own shutdown hook drains and then leaves the cluster through vertx.close(); Hazelcast's hook would
+    // leave at the same time, under the draining requests
+    hazelcast.setProperty("hazelcast.shutdownhook.enabled", "false");
     // otherwise Hazelcast listens on every interface (*:port), open to anyone who reaches the machine
     hazelcast.setProperty("hazelcast.socket.bind.any", "false");
     // the address to bind, taken as given; network interface matching (which this setting overrides) only finds

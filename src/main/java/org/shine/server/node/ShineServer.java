@@ -21,8 +21,10 @@ import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.gateway.ConnectionBudget;
 import org.shine.server.gateway.GatewayVerticle;
 import org.shine.server.gateway.SendRateLimiter;
+import org.shine.server.gateway.SessionRegistry;
 import org.shine.server.hub.HubVerticle;
 import org.shine.server.metrics.ShineMetrics;
+import org.shine.server.ops.OpsVerticle;
 import org.shine.server.peer.PeerVerticle;
 import org.shine.server.peer.ServerIdentity;
 import org.shine.server.retry.RetryVerticle;
@@ -47,6 +49,7 @@ public final class ShineServer {
   private final List<String> serviceDeployments = new ArrayList<>();
   private String peerDeployment;
   private String retryDeployment;
+  private String opsDeployment;
   private String gatewayDeployment;
   private ServerIdentity identity;
   private StorageHealth health;
@@ -72,17 +75,18 @@ public final class ShineServer {
     SendRateLimiter sendRates = new SendRateLimiter(config.limits().sendsPerUserPerS(),
         config.limits().maxConnections(), System::nanoTime);
     AttemptSlots slots = new AttemptSlots(config.delivery().maxInFlight() + config.delivery().queueCapacity());
+    SessionRegistry sessions = new SessionRegistry();
     AppConfig.Instances n = config.instances();
     return Database.prepare(vertx, config.db())
         .onSuccess(v -> health = StorageHealth.open(vertx, config.db()))
         .compose(v -> loadIdentity())
         .onSuccess(loaded -> identity = loaded)
-        .compose(v -> deploy(() -> new PeerVerticle(config, identity, verifier, clock), 1))
+        .compose(v -> deploy(() -> new PeerVerticle(config, identity, verifier, clock, metrics), 1))
         .onSuccess(id -> peerDeployment = id)
         .compose(v -> Future.all(
             deploy(() -> new DirectoryVerticle(config, clock, verifier), n.directory()),
             // one engine per node: every delivery instance and the retry timer hand their attempts to it
-            deploy(() -> new DeliveryEngineVerticle(config, clock, verifier, slots), 1),
+            deploy(() -> new DeliveryEngineVerticle(config, clock, verifier, slots, metrics), 1),
             deploy(() -> new DeliveryVerticle(config, clock, verifier, slots), n.delivery()),
             deploy(() -> new SettingsVerticle(config, clock), 1),
             deploy(() -> new SyncVerticle(config, clock, health), n.sync()),
@@ -90,11 +94,17 @@ public final class ShineServer {
         .onSuccess(ids -> ids.<String>list().forEach(serviceDeployments::add))
         .compose(v -> deploy(() -> new RetryVerticle(config, clock, slots, health), n.retry()))
         .onSuccess(id -> retryDeployment = id)
+        .compose(v -> deploy(() -> new OpsVerticle(config, clock, metrics, sessions), 1))
+        .onSuccess(id -> opsDeployment = id)
         .compose(v -> deploy(() -> new GatewayVerticle(config, clock, identity, verifier, polls, connections,
-            sendRates, metrics, health), n.gateway()))
+            sendRates, metrics, health, sessions), n.gateway()))
         .onSuccess(id -> gatewayDeployment = id)
-        .onSuccess(v -> LOG.info("server {} is up at {} (http {}:{})", config.serverLogin(), config.publicUrl(),
-            config.http().host(), config.http().port()))
+        .onSuccess(v -> LOG.info("server {} is up at {} [http: {}:{}, metrics: {}, admin API: {}]",
+            config.serverLogin(), config.publicUrl(), config.http().host(), config.http().port(),
+            config.metrics().enabled() ? "http://" + config.http().host() + ":" + config.http().port() + "/metrics"
+                : "off",
+            config.admin().port() == 0 ? "off (admin.port)"
+                : "http://" + config.admin().host() + ":" + config.admin().port() + "/admin/v1"))
         .mapEmpty();
   }
 
@@ -105,6 +115,7 @@ public final class ShineServer {
    */
   public Future<Void> stop() {
     return undeploy(gatewayDeployment)
+        .compose(v -> undeploy(opsDeployment))
         .compose(v -> undeploy(retryDeployment))
         .compose(v -> Future.join(serviceDeployments.stream().map(vertx::undeploy).toList()))
         .compose(v -> undeploy(peerDeployment))

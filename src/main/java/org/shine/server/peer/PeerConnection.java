@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
+import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
@@ -51,7 +52,9 @@ final class PeerConnection {
   private final Vertx vertx;
   private final WebSocketClient client;
   private final String url;
+  private final String serverLogin;
   private final ServerIdentity identity;
+  private final ShineMetrics metrics;
   private final WebSocketConnectOptions connectOptions;
   private final long callTimeoutMs;
   private final boolean persistent;
@@ -70,6 +73,8 @@ final class PeerConnection {
   private Future<WebSocket> connecting;
   private long nextRequestId;
   private long backoffMs = BACKOFF_START_MS;
+  /** Why the last connect, login or connection failed (null: nothing failed since the last success). */
+  private String lastError;
   private long loginBackoffMs = BACKOFF_START_MS;
   private long reconnectTimer = -1;
   private long loginTimer = -1;
@@ -78,7 +83,8 @@ final class PeerConnection {
   /** A connect failed and no connection has opened since: calls fail at once while the reconnect loop runs. */
   private boolean down;
 
-  PeerConnection(Vertx vertx, WebSocketClient client, String url, ServerIdentity identity, long callTimeoutMs,
+  PeerConnection(Vertx vertx, WebSocketClient client, String url, String serverLogin, ServerIdentity identity,
+      ShineMetrics metrics, long callTimeoutMs,
       int window, int maxWaiting, boolean persistent, Consumer<String> onConnected, Consumer<String> onSession,
       Consumer<String> onReturn) {
     this.vertx = vertx;
@@ -86,7 +92,9 @@ final class PeerConnection {
     this.maxWaiting = maxWaiting;
     this.client = client;
     this.url = url;
+    this.serverLogin = serverLogin;
     this.identity = identity;
+    this.metrics = metrics;
     this.callTimeoutMs = callTimeoutMs;
     this.persistent = persistent;
     this.onConnected = onConnected;
@@ -120,6 +128,17 @@ final class PeerConnection {
 
   String url() {
     return url;
+  }
+
+  /** The serverLogin that {@code peers} or a current route gives for this URL: its metrics label. */
+  String serverLogin() {
+    return serverLogin;
+  }
+
+  /** What the admin API shows of this connection. */
+  PeerStatus status() {
+    return new PeerStatus(serverLogin, url, persistent, socket != null, authenticated(), down, lastError,
+        down || socket == null ? backoffMs : 0, pending.size(), waiting.size());
   }
 
   /** Nanoseconds since the last call on this connection, or 0 while calls are in flight or waiting. */
@@ -224,6 +243,8 @@ final class PeerConnection {
           return ws;
         })
         .recover(failure -> {
+          lastError = "connect failed: " + failure.getMessage();
+          metrics.peerUp(serverLogin, false);
           if (!down) {
             down = true;
             LOG.info("peer down: calls towards it fail at once until it answers again [url: {}]: {}", url,
@@ -262,6 +283,7 @@ final class PeerConnection {
       }
       LOG.warn("peer refused this server's login [url: {}, status: {}, code: {}]: {}", url, refused.status(),
           refused.code(), refused.getMessage());
+      lastError = "login refused: " + refused.status() + " " + refused.code();
       return Future.succeededFuture(Login.REFUSED);
     });
   }
@@ -270,6 +292,8 @@ final class PeerConnection {
     socket = ws;
     login = null;
     backoffMs = BACKOFF_START_MS;
+    lastError = null;
+    metrics.peerUp(serverLogin, true);
     logInOn(ws);
     onConnected.accept(url);
     if (down) {
@@ -340,6 +364,11 @@ final class PeerConnection {
     }
     socket = null;
     login = null;
+    if (!closed) {
+      // closed here (idle, shutting down) says nothing of the peer
+      lastError = "connection lost";
+      metrics.peerUp(serverLogin, false);
+    }
     LOG.info("peer connection lost [url: {}]", url);
     List<Waiting> unsent = new ArrayList<>(waiting);
     waiting.clear();

@@ -9,6 +9,7 @@ import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import java.time.Clock;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -23,6 +24,8 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.ServerKeyRepository;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.metrics.PeerCallOutcome;
+import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
@@ -51,24 +54,29 @@ public final class PeerVerticle extends VerticleBase {
   private final ServerIdentity identity;
   private final SignatureVerifier verifier;
   private final Clock clock;
+  private final ShineMetrics metrics;
   private final Map<String, PeerConnection> connections = new HashMap<>();
-  private final Map<String, Long> routedUrls = new HashMap<>();
+  /** URLs named by a current route: until when that is known, and the serverLogin the route gives. */
+  private final Map<String, Routed> routedUrls = new HashMap<>();
   private Set<String> configuredUrls;
   private WebSocketClient client;
   private HttpClient http;
   private ServerKeyRepository keys;
   private long idleTimer = -1;
 
-  public PeerVerticle(AppConfig config, ServerIdentity identity, SignatureVerifier verifier, Clock clock) {
+  public PeerVerticle(AppConfig config, ServerIdentity identity, SignatureVerifier verifier, Clock clock,
+      ShineMetrics metrics) {
     this.config = Objects.requireNonNull(config);
     this.identity = Objects.requireNonNull(identity);
     this.verifier = Objects.requireNonNull(verifier);
     this.clock = Objects.requireNonNull(clock);
+    this.metrics = Objects.requireNonNull(metrics);
   }
 
   @Override
   public Future<?> start() {
-    LocalRecordCodec.register(vertx, PeerRequest.class, PeerResponse.class, ServerLoginCheck.class);
+    LocalRecordCodec.register(vertx, PeerRequest.class, PeerResponse.class, ServerLoginCheck.class,
+        PeerStatus.All.class);
     int maxMessage = Math.max(MIN_MESSAGE_BYTES, config.limits().maxResponseBytes()) + FRAME_SLACK_BYTES;
     client = vertx.createWebSocketClient(new WebSocketClientOptions()
         .setMaxFrameSize(maxMessage)
@@ -80,7 +88,7 @@ public final class PeerVerticle extends VerticleBase {
     configuredUrls = config.peers().stream().map(AppConfig.Peer::url).collect(Collectors.toUnmodifiableSet());
     for (AppConfig.Peer peer : config.peers()) {
       if (!peer.url().equals(config.publicUrl())) {
-        connections.put(peer.url(), newConnection(peer.url(), true));
+        connections.put(peer.url(), newConnection(peer.url(), peer.serverLogin(), true));
       }
     }
     long idleMs = config.limits().idleTimeoutMs();
@@ -94,7 +102,8 @@ public final class PeerVerticle extends VerticleBase {
         bus.<PeerRequest>localConsumer(Addresses.PEER_REQUEST, m -> BusReplies.replyWith(m, call(m.body())))
             .completion(),
         bus.<ServerLoginCheck>localConsumer(Addresses.PEER_VERIFY_LOGIN,
-            m -> BusReplies.replyWith(m, peerKeys.verify(m.body()).map(v -> Boolean.TRUE))).completion()));
+            m -> BusReplies.replyWith(m, peerKeys.verify(m.body()).map(v -> Boolean.TRUE))).completion(),
+        bus.<Object>localConsumer(Addresses.PEER_STATUS, m -> m.reply(status(), LOCAL)).completion()));
   }
 
   @Override
@@ -105,38 +114,62 @@ public final class PeerVerticle extends VerticleBase {
   }
 
   private Future<PeerResponse> call(PeerRequest request) {
+    long start = System.nanoTime();
     PeerConnection open = connections.get(request.url());
     Future<PeerConnection> connection = open != null ? Future.succeededFuture(open)
-        : allowed(request.url()).map(ok -> connections.computeIfAbsent(request.url(),
-            url -> newConnection(url, false)));
-    return connection.compose(c -> c.call(request.op(), request.payload(), request.timeoutMs(), request.needsSession()))
+        : allowed(request.url()).map(serverLogin -> connections.computeIfAbsent(request.url(),
+            url -> newConnection(url, serverLogin, false)));
+    return connection.compose(c -> c.call(request.op(), request.payload(), request.timeoutMs(), request.needsSession())
+            .onComplete(ar -> metrics.peerCall(c.serverLogin(), request.op(), outcome(ar.cause()),
+                System.nanoTime() - start)))
         .map(PeerResponse::new);
   }
 
-  /** Only configured peers and URLs that a current route names; at most {@code MAX_CONNECTIONS} at once. */
-  private Future<Void> allowed(String url) {
+  private static PeerCallOutcome outcome(Throwable failure) {
+    if (failure == null) {
+      return PeerCallOutcome.OK;
+    }
+    if (failure instanceof ProtocolException refused && refused.status() != Status.UNAVAILABLE) {
+      return PeerCallOutcome.REFUSED;
+    }
+    return failure instanceof ProtocolException e && ErrorCode.PEER_TIMEOUT.equals(e.code())
+        ? PeerCallOutcome.TIMEOUT : PeerCallOutcome.UNAVAILABLE;
+  }
+
+  /** Every connection of this node as the admin API shows it (PROTOCOL §12). */
+  private PeerStatus.All status() {
+    return new PeerStatus.All(connections.values().stream().map(PeerConnection::status)
+        .sorted(Comparator.comparing(PeerStatus::serverLogin).thenComparing(PeerStatus::url)).toList());
+  }
+
+  /**
+   * Only configured peers and URLs that a current route names; at most {@code MAX_CONNECTIONS} at once. Completes
+   * with the serverLogin of the URL (the configured peer's, or the one its route gives).
+   */
+  private Future<String> allowed(String url) {
     if (connections.size() >= MAX_CONNECTIONS) {
       return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_BUSY,
           "this node already holds " + MAX_CONNECTIONS + " peer connections"));
     }
     if (configuredUrls.contains(url)) {
-      return Future.succeededFuture();
+      return Future.succeededFuture(config.peers().stream().filter(p -> p.url().equals(url)).findFirst()
+          .map(AppConfig.Peer::serverLogin).orElse(url));
     }
-    Long until = routedUrls.get(url);
+    Routed known = routedUrls.get(url);
     long now = System.nanoTime();
-    if (until != null && until - now > 0) {
-      return Future.succeededFuture();
+    if (known != null && known.untilNanos() - now > 0) {
+      return Future.succeededFuture(known.serverLogin());
     }
-    return keys.isRoutedUrl(url).compose(routed -> {
-      if (!routed) {
+    return keys.routedServerLogin(url).compose(routed -> {
+      if (routed.isEmpty()) {
         return Future.failedFuture(new ProtocolException(Status.FORBIDDEN, ErrorCode.PEER_NOT_ALLOWED,
             url + " is neither a configured peer nor named in any current route"));
       }
       if (routedUrls.size() >= MAX_CONNECTIONS) {
         routedUrls.clear();
       }
-      routedUrls.put(url, now + ROUTED_URL_TTL_NANOS);
-      return Future.succeededFuture();
+      routedUrls.put(url, new Routed(now + ROUTED_URL_TTL_NANOS, routed.get()));
+      return Future.succeededFuture(routed.get());
     });
   }
 
@@ -151,12 +184,15 @@ public final class PeerVerticle extends VerticleBase {
     }
   }
 
-  private PeerConnection newConnection(String url, boolean persistent) {
+  private PeerConnection newConnection(String url, String serverLogin, boolean persistent) {
     // a peer applies its per-connection limit to us too; assume it is the same as ours
-    return new PeerConnection(vertx, client, url, identity, config.delivery().callTimeoutMs(),
+    return new PeerConnection(vertx, client, url, serverLogin, identity, metrics, config.delivery().callTimeoutMs(),
         config.limits().maxInFlightPerConnection(), config.delivery().queueCapacity(), persistent,
         connected -> vertx.eventBus().send(Addresses.DIRECTORY_REANNOUNCE, connected, LOCAL),
         session -> vertx.eventBus().publish(Addresses.PEER_CONNECTED, session, LOCAL),
         returned -> vertx.eventBus().publish(Addresses.PEER_UP, returned, LOCAL));
+  }
+
+  private record Routed(long untilNanos, String serverLogin) {
   }
 }

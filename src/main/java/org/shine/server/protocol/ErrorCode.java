@@ -43,6 +43,8 @@ public final class ErrorCode {
   public static final String NOT_SIBLING = "NOT_SIBLING";
   public static final String PEER_NOT_ALLOWED = "PEER_NOT_ALLOWED";
   public static final String PEER_BUSY = "PEER_BUSY";
+  /** Plain HTTP on the WebSocket endpoint (HTTP 426). */
+  public static final String UPGRADE_REQUIRED = "UPGRADE_REQUIRED";
   public static final String INVALID_TOKEN = "INVALID_TOKEN";
   public static final String UNKNOWN_DELIVERY = "UNKNOWN_DELIVERY";
   public static final String METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED";

@@ -3,7 +3,6 @@ package org.shine.server.protocol;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.Iterator;
 import java.util.Map;
 
 /** Checks on setting keys and values that PostgreSQL text cannot hold. */
@@ -21,8 +20,7 @@ public final class SettingValues {
         return true;
       }
       if (node.isObject()) {
-        for (Iterator<Map.Entry<String, JsonNode>> fields = node.fields(); fields.hasNext(); ) {
-          Map.Entry<String, JsonNode> field = fields.next();
+        for (Map.Entry<String, JsonNode> field : node.properties()) {
           if (field.getKey().indexOf('\0') >= 0) {
             return true;
           }

@@ -5,6 +5,7 @@ import io.vertx.core.VerticleBase;
 import java.time.Clock;
 import java.util.Objects;
 import org.shine.server.bus.Addresses;
+import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.DeliveryRepository;
@@ -40,8 +41,10 @@ public final class RetryVerticle extends VerticleBase {
         health);
     timer = vertx.setPeriodic(config.delivery().workerPeriodMs(), id -> worker.tick());
     stopListening = health.onUp(worker::resume);
-    return vertx.eventBus().<String>localConsumer(Addresses.PEER_UP, m -> worker.serverReturned(m.body()))
-        .completion();
+    return Future.all(
+        vertx.eventBus().<String>localConsumer(Addresses.PEER_UP, m -> worker.serverReturned(m.body())).completion(),
+        vertx.eventBus().<String>localConsumer(Addresses.RETRY_PEER_NOW,
+            m -> BusReplies.replyWith(m, worker.serverReturned(m.body()))).completion());
   }
 
   /** No new tick; the running one finishes its attempts (each bounded by the call timeout). */

@@ -8,8 +8,10 @@ import io.vertx.core.eventbus.EventBus;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
@@ -41,6 +43,7 @@ import org.slf4j.LoggerFactory;
 public final class SyncPuller {
   private static final Logger LOG = LoggerFactory.getLogger(SyncPuller.class);
   static final int MAX_BACKOFF_PERIODS = 8;
+  private static final int MAX_SIBLINGS_REMEMBERED = 10_000;
   private final AppConfig config;
   private final EventBus bus;
   private final SyncRepository repository;
@@ -52,6 +55,8 @@ public final class SyncPuller {
   private final Backoff pacing;
   private final Set<String> pulling = new HashSet<>();
   private boolean ticking;
+  /** What the last pull from each sibling reported (a pull that moves nothing new logs at debug). */
+  private final Map<String, Long> lastOwed = new HashMap<>();
 
   public SyncPuller(AppConfig config, EventBus bus, SyncRepository repository, SettingsRepository settings,
       DirectoryRepository directory, PeerCalls peers, Clock clock, StorageHealth health) {
@@ -130,14 +135,32 @@ public final class SyncPuller {
     return settingsPages(sibling, stats)
         .compose(s -> dmPages(sibling, s))
         .compose(s -> repository.lag(sibling.serverLogin()).map(lag -> {
-          LOG.info("sync pull [sibling: {}, settings: {}, dm: {}, rejected: {}, owed to it: {}, oldest owed: {} ms]",
-              sibling.serverLogin(), s.settings(), s.dm(), s.rejected(), lag.unsynced(),
-              lag.oldestCreatedAtMs() == null ? 0 : clock.millis() - lag.oldestCreatedAtMs());
+          report(sibling, s, lag.unsynced(), lag.oldestCreatedAtMs() == null ? 0
+              : clock.millis() - lag.oldestCreatedAtMs());
           return s;
         }))
         .onFailure(failure -> LOG.debug("sync pull stopped [sibling: {}]: {}", sibling.serverLogin(),
             failure.getMessage()))
         .onComplete(ar -> pulling.remove(sibling.url()));
+  }
+
+  /**
+   * One line per pull at INFO when it moved something or what is owed to the sibling changed; a periodic pull that
+   * finds nothing new (every {@code sync.periodMs}) logs at DEBUG only.
+   */
+  private void report(Sibling sibling, PullStats s, long owed, long oldestOwedMs) {
+    Long before = lastOwed.get(sibling.url());
+    boolean news = s.settings() + s.dm() + s.rejected() > 0 || before == null || before != owed;
+    if (lastOwed.size() >= MAX_SIBLINGS_REMEMBERED && before == null) {
+      lastOwed.clear();
+    }
+    lastOwed.put(sibling.url(), owed);
+    if (news) {
+      LOG.info("sync pull [sibling: {}, settings: {}, dm: {}, rejected: {}, owed to it: {}, oldest owed: {} ms]",
+          sibling.serverLogin(), s.settings(), s.dm(), s.rejected(), owed, oldestOwedMs);
+    } else {
+      LOG.debug("sync pull: nothing new [sibling: {}, owed to it: {}]", sibling.serverLogin(), owed);
+    }
   }
 
   private Future<PullStats> settingsPages(Sibling sibling, PullStats stats) {

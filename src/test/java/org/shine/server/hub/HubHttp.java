@@ -19,18 +19,18 @@ import org.shine.server.support.TestUser;
 import org.shine.server.util.Json;
 
 /** The hub API of one test server as its clients call it: real HTTP requests over loopback. */
-final class HubHttp {
+public final class HubHttp {
   private static final HttpClient HTTP = HttpClient.newHttpClient();
   private final String base;
   private final String serverLogin;
 
-  HubHttp(TestServer server) {
+  public HubHttp(TestServer server) {
     this.base = "http://127.0.0.1:" + server.port() + "/hub/v1";
     this.serverLogin = server.serverLogin();
   }
 
   /** Challenge, sign, token: a new pair for {@code user} (asserted 200). */
-  JsonNode tokens(TestUser user) throws Exception {
+  public JsonNode tokens(TestUser user) throws Exception {
     HttpResponse<String> response = token(user, challenge(user));
     assertThat(response.statusCode()).isEqualTo(200);
     return Json.MAPPER.readTree(response.body());
@@ -64,11 +64,11 @@ final class HubHttp {
     return builder;
   }
 
-  HttpResponse<String> get(String path, String token) throws Exception {
+  public HttpResponse<String> get(String path, String token) throws Exception {
     return send(request(path, token).GET().build());
   }
 
-  HttpResponse<String> post(String path, String token, String body) throws Exception {
+  public HttpResponse<String> post(String path, String token, String body) throws Exception {
     return send(request(path, token).header("content-type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body)).build());
   }

@@ -44,7 +44,7 @@ public final class TestServer implements AutoCloseable {
     root.set("db", Json.MAPPER.valueToTree(db));
     try {
       var overrides = Json.MAPPER.readTree(overridesJson);
-      overrides.fields().forEachRemaining(e -> root.set(e.getKey(), e.getValue()));
+      overrides.properties().forEach(e -> root.set(e.getKey(), e.getValue()));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

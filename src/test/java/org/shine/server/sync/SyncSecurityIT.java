@@ -192,7 +192,7 @@ class SyncSecurityIT {
     ShineClient session = world.session(user, server);
     JsonNode settings = session.request("GetUserSettings", ShineClient.object()).await().get("settings");
     Map<String, String> values = new java.util.TreeMap<>();
-    settings.fields().forEachRemaining(e -> values.put(e.getKey(), e.getValue().toString()));
+    settings.properties().forEach(e -> values.put(e.getKey(), e.getValue().toString()));
     return values;
   }
 

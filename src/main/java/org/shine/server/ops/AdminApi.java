@@ -1,0 +1,195 @@
+package org.shine.server.ops;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.shine.server.bus.Addresses;
+import org.shine.server.bus.BusReplies;
+import org.shine.server.config.AppConfig;
+import org.shine.server.db.DirectoryRepository;
+import org.shine.server.db.OpsRepository;
+import org.shine.server.dm.Logins;
+import org.shine.server.gateway.SessionRegistry;
+import org.shine.server.model.StoredUser;
+import org.shine.server.model.UserCard;
+import org.shine.server.peer.PeerStatus;
+import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.Failures;
+import org.shine.server.protocol.ProtocolException;
+import org.shine.server.protocol.Status;
+import org.shine.server.util.Json;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admin API of one node (PROTOCOL §12), JSON over HTTP on the loopback listener of {@code admin}:
+ * {@code GET /admin/v1/peers}, {@code GET /admin/v1/deliveries?state=accepted|failed&limit=N},
+ * {@code POST /admin/v1/deliveries/retry-peer/{serverLogin}} and {@code GET /admin/v1/users/{login}}. Errors
+ * answer {@code {"error":{"code","message"}}} with the status of PROTOCOL §2.
+ */
+public final class AdminApi {
+  /** Prefix of every admin route. */
+  public static final String PREFIX = "/admin/v1";
+  static final int DEFAULT_LIMIT = 50;
+  static final int MAX_LIMIT = 1_000;
+  private static final Logger LOG = LoggerFactory.getLogger(AdminApi.class);
+  private final Vertx vertx;
+  private final AppConfig config;
+  private final OpsRepository ops;
+  private final DirectoryRepository directory;
+  private final SessionRegistry sessions;
+
+  public AdminApi(Vertx vertx, AppConfig config, OpsRepository ops, DirectoryRepository directory,
+      SessionRegistry sessions) {
+    this.vertx = Objects.requireNonNull(vertx);
+    this.config = Objects.requireNonNull(config);
+    this.ops = Objects.requireNonNull(ops);
+    this.directory = Objects.requireNonNull(directory);
+    this.sessions = Objects.requireNonNull(sessions);
+  }
+
+  /** A router serving the four endpoints. */
+  public Router router() {
+    Router router = Router.router(vertx);
+    router.get(PREFIX + "/peers").handler(ctx -> answer(ctx, peers()));
+    router.get(PREFIX + "/deliveries").handler(ctx -> answer(ctx, deliveries(ctx)));
+    router.post(PREFIX + "/deliveries/retry-peer/:serverLogin")
+        .handler(ctx -> answer(ctx, retryPeer(ctx.pathParam("serverLogin"))));
+    router.get(PREFIX + "/users/:login").handler(ctx -> answer(ctx, user(ctx.pathParam("login"))));
+    router.route().last().handler(ctx -> error(ctx, new ProtocolException(Status.NOT_FOUND, ErrorCode.UNKNOWN_OP,
+        "no admin endpoint " + ctx.request().method() + " " + ctx.request().path() + "; see " + PREFIX
+            + "/peers, /deliveries, /deliveries/retry-peer/{serverLogin}, /users/{login}")));
+    return router;
+  }
+
+  private Future<JsonNode> peers() {
+    return BusReplies.<PeerStatus.All>request(vertx.eventBus(), Addresses.PEER_STATUS, "").map(all -> {
+      ObjectNode body = Json.MAPPER.createObjectNode().put("serverLogin", config.serverLogin());
+      ArrayNode list = body.putArray("peers");
+      for (PeerStatus peer : all.peers()) {
+        list.addObject().put("serverLogin", peer.serverLogin()).put("url", peer.url())
+            .put("configured", peer.configured()).put("connected", peer.connected())
+            .put("authenticated", peer.authenticated()).put("down", peer.down())
+            .put("lastError", peer.lastError()).put("backoffMs", peer.backoffMs())
+            .put("inFlight", peer.inFlight()).put("waiting", peer.waiting());
+      }
+      return body;
+    });
+  }
+
+  private Future<JsonNode> deliveries(RoutingContext ctx) {
+    String state = ctx.queryParams().get("state") == null ? "accepted" : ctx.queryParams().get("state");
+    if (!state.equals("accepted") && !state.equals("failed")) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+          "state must be accepted or failed"));
+    }
+    int limit;
+    try {
+      String given = ctx.queryParams().get("limit");
+      limit = given == null ? DEFAULT_LIMIT : Integer.parseInt(given);
+    } catch (NumberFormatException e) {
+      limit = -1;
+    }
+    if (limit < 1 || limit > MAX_LIMIT) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+          "limit must be a number from 1 to " + MAX_LIMIT));
+    }
+    return ops.deliveries(state, limit).map(rows -> {
+      ObjectNode body = Json.MAPPER.createObjectNode().put("state", state);
+      ArrayNode list = body.putArray("deliveries");
+      for (OpsRepository.DeliveryRow row : rows) {
+        String[] parts = row.baseKey().split("\\|", -1);
+        ObjectNode item = list.addObject().put("baseKey", row.baseKey()).put("revision", row.revision())
+            .put("owner", row.owner()).put("recipient", parts.length > 1 ? parts[1] : "")
+            .put("state", row.state()).put("acceptedAtMs", row.acceptedAtMs()).put("attempts", row.attempts())
+            .put("updatedAtMs", row.updatedAtMs());
+        if (row.nextAttemptAtMs() == null) {
+          item.putNull("nextAttempt").putNull("nextAttemptAtMs");
+        } else {
+          item.put("nextAttempt", row.attempts() + 1).put("nextAttemptAtMs", row.nextAttemptAtMs());
+        }
+      }
+      return body;
+    });
+  }
+
+  /** PROTOCOL §12 "retry peer now": the extra attempt of §7.6, as if that server had just come back. */
+  private Future<JsonNode> retryPeer(String serverLogin) {
+    if (!Logins.isValid(serverLogin)) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_LOGIN, "not a serverLogin: "
+          + serverLogin));
+    }
+    Optional<AppConfig.Peer> configured = config.peer(serverLogin);
+    Future<Optional<String>> url = configured.isPresent() ? Future.succeededFuture(Optional.of(configured.get().url()))
+        : ops.routedUrlOf(serverLogin);
+    return url.compose(found -> {
+      if (found.isEmpty()) {
+        return Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.UNKNOWN_SERVER,
+            serverLogin + " is neither a configured peer nor named in any current route"));
+      }
+      return BusReplies.<Integer>request(vertx.eventBus(), Addresses.RETRY_PEER_NOW, found.get())
+          .map(claimed -> {
+            LOG.info("admin: retry peer now [serverLogin: {}, url: {}, claimed: {}]", serverLogin, found.get(),
+                claimed);
+            return (JsonNode) Json.MAPPER.createObjectNode().put("serverLogin", serverLogin).put("url", found.get())
+                .put("claimed", claimed);
+          });
+    });
+  }
+
+  private Future<JsonNode> user(String login) {
+    if (!Logins.isValid(login)) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_LOGIN, "not a login: " + login));
+    }
+    return directory.find(login).compose(found -> {
+      if (found.isEmpty()) {
+        return Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.USER_NOT_FOUND,
+            "no card of " + login + " on this server"));
+      }
+      StoredUser user = found.get();
+      return ops.unsyncedOf(login, config.serverLogin()).map(unsynced -> render(user, unsynced));
+    });
+  }
+
+  private JsonNode render(StoredUser user, Map<String, Long> unsynced) {
+    ObjectNode body = Json.MAPPER.createObjectNode().put("login", user.login());
+    try {
+      body.set("card", Json.MAPPER.readTree(user.cardJson()));
+    } catch (JsonProcessingException e) {
+      body.put("card", user.cardJson());
+    }
+    ArrayNode routes = body.putArray("routes");
+    for (UserCard.Route route : user.routes()) {
+      routes.addObject().put("serverLogin", route.serverLogin()).put("url", route.url());
+    }
+    body.put("servedHere", user.servedBy(config.serverLogin()));
+    body.put("sessions", sessions.sessionsOf(user.login()));
+    ObjectNode perSibling = body.putObject("unsyncedBySibling");
+    unsynced.forEach(perSibling::put);
+    return body;
+  }
+
+  private static void answer(RoutingContext ctx, Future<JsonNode> work) {
+    work.onSuccess(body -> ctx.response().putHeader("content-type", "application/json").end(body.toString()))
+        .onFailure(failure -> error(ctx, failure));
+  }
+
+  private static void error(RoutingContext ctx, Throwable failure) {
+    ProtocolException error = Failures.classify(failure);
+    if (error.status() >= Status.INTERNAL) {
+      LOG.warn("admin request failed [path: {}, status: {}, code: {}]", ctx.request().path(), error.status(),
+          error.code());
+    }
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    body.putObject("error").put("code", error.code()).put("message", error.getMessage());
+    ctx.response().setStatusCode(error.status()).putHeader("content-type", "application/json").end(body.toString());
+  }
+}

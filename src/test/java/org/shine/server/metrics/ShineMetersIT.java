@@ -1,0 +1,198 @@
+package org.shine.server.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.shine.server.client.ShineClient;
+import org.shine.server.hub.HubHttp;
+import org.shine.server.support.Eventually;
+import org.shine.server.support.MutableClock;
+import org.shine.server.support.Scrape;
+import org.shine.server.support.TestDatabase;
+import org.shine.server.support.TestServer;
+import org.shine.server.support.TestUser;
+import org.shine.server.util.Json;
+
+/**
+ * The {@code shine_*} meters of PROTOCOL §12, names and labels exactly, moved by real sends, deliveries, failures,
+ * sync lag and hub polls across real servers: s1 (alice) with its configured peer s2 (bob), s9 a server that is
+ * down (nothing listens on its port; carol's only route), and s3 on a clock the test moves, whose retry timer never
+ * runs, so its accepted row stays put for the sampled gauges.
+ */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
+class ShineMetersIT {
+  private static final String FAST = "{\"delivery\":{\"scheduleMs\":[0,100,200,300,400],\"workerPeriodMs\":50,"
+      + "\"callTimeoutMs\":1000},\"metrics\":{\"gaugePeriodMs\":50}}";
+  private static final String STILL = "{\"delivery\":{\"workerPeriodMs\":3600000,\"callTimeoutMs\":1000},"
+      + "\"metrics\":{\"gaugePeriodMs\":50}}";
+  private static final MutableClock CLOCK = MutableClock.now();
+  private static final List<AutoCloseable> RESOURCES = new ArrayList<>();
+  private static Vertx vertx;
+  private static TestServer s1;
+  private static TestServer s2;
+  private static TestServer s3;
+  private static String deadUrl;
+  private static TestUser alice;
+  private static TestUser bob;
+  private static TestUser frank;
+
+  @BeforeAll
+  static void startServers() {
+    vertx = Vertx.vertx();
+    deadUrl = "ws://127.0.0.1:" + TestServer.freePort() + "/ws";
+    s2 = keep(TestServer.start("s2", keep(TestDatabase.create(vertx)).config(), Clock.systemUTC(), FAST));
+    s1 = keep(TestServer.start("s1", keep(TestDatabase.create(vertx)).config(), Clock.systemUTC(),
+        FAST.replace("{\"delivery\"", "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + s2.url() + "\"}],"
+            + "\"delivery\"")));
+    s3 = keep(TestServer.start("s3", keep(TestDatabase.create(vertx)).config(), CLOCK, STILL));
+    alice = TestUser.create("alice").registerOn(vertx, s1);
+    bob = TestUser.create("bob").registerOn(vertx, s2);
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url())), 1, s2.url());
+    bob.publish(vertx, List.of(Map.entry("s2", s2.url())), 1, s1.url());
+    TestUser.create("carol").publish(vertx, List.of(Map.entry("s9", deadUrl)), 1, s1.url(), s3.url());
+    frank = TestUser.create("frank").publish(vertx, List.of(Map.entry("s3", s3.url()), Map.entry("s9", deadUrl)),
+        1, s3.url());
+  }
+
+  @AfterAll
+  static void stopServers() throws Exception {
+    for (int i = RESOURCES.size() - 1; i >= 0; i--) {
+      RESOURCES.get(i).close();
+    }
+    vertx.close().await();
+  }
+
+  private static <T extends AutoCloseable> T keep(T resource) {
+    RESOURCES.add(resource);
+    return resource;
+  }
+
+  @Test
+  @DisplayName("a delivered send moves shine_sends_total, the attempt, the transition, the peer call and shine_peer_up")
+  void deliveredSend() {
+    ShineClient session = alice.session(vertx, s1);
+    Scrape before = Scrape.of(s1);
+
+    JsonNode answer = session.sendText("alice", alice.key(), "bob", "hi bob").await();
+
+    assertThat(answer.path("deliveryState").asText()).isEqualTo("delivered");
+    Scrape after = Scrape.of(s1);
+    assertThat(delta(before, after, "shine_sends_total", "outcome", "delivered")).isEqualTo(1);
+    assertThat(delta(before, after, "shine_delivery_attempts_total", "attempt", "1", "outcome", "delivered"))
+        .isEqualTo(1);
+    assertThat(delta(before, after, "shine_delivery_transitions_total", "state", "delivered")).isEqualTo(1);
+    assertThat(delta(before, after, "shine_peer_calls_seconds_count", "op", "ReceiveIncomingMessage",
+        "outcome", "ok", "peer", "s2")).isEqualTo(1);
+    assertThat(after.text()).contains("shine_peer_calls_seconds_bucket{");
+    assertThat(after.value("shine_peer_up", "peer", "s2")).isEqualTo(1);
+    assertThat(after.value("shine_ws_sessions", "kind", "client")).isGreaterThanOrEqualTo(1);
+    // s1 holds a server session on s2 (its configured peer), logged in as a server
+    Eventually.until("s2 counts s1's server session", 10_000,
+        () -> Scrape.of(s2).value("shine_ws_sessions", "kind", "server") >= 1);
+    session.close().await();
+  }
+
+  @Test
+  @DisplayName("a send to a server that is down counts not_delivered attempts 1 to 5, one failed transition, peer_up 0")
+  void failedDelivery() {
+    ShineClient session = alice.session(vertx, s1);
+    Scrape before = Scrape.of(s1);
+
+    JsonNode answer = session.sendText("alice", alice.key(), "carol", "are you there").await();
+
+    assertThat(answer.path("deliveryState").asText()).isEqualTo("accepted");
+    Eventually.until("the delivery fails after its fifth attempt", 30_000,
+        () -> delta(before, Scrape.of(s1), "shine_delivery_transitions_total", "state", "failed") == 1);
+    Scrape after = Scrape.of(s1);
+    assertThat(delta(before, after, "shine_sends_total", "outcome", "accepted")).isEqualTo(1);
+    for (int attempt = 1; attempt <= 5; attempt++) {
+      assertThat(delta(before, after, "shine_delivery_attempts_total", "attempt", Integer.toString(attempt),
+          "outcome", "not_delivered")).as("attempt " + attempt).isEqualTo(1);
+    }
+    assertThat(after.value("shine_peer_up", "peer", "s9")).isZero();
+    assertThat(delta(before, after, "shine_peer_calls_seconds_count", "op", "ReceiveIncomingMessage",
+        "outcome", "unavailable", "peer", "s9")).isGreaterThanOrEqualTo(5);
+    session.close().await();
+  }
+
+  @Test
+  @DisplayName("a refused send counts as refused and stores nothing")
+  void refusedSend() {
+    ShineClient session = alice.session(vertx, s1);
+    Scrape before = Scrape.of(s1);
+
+    Throwable refused = org.assertj.core.api.Assertions.catchThrowable(() -> session.request("SendMessagePair",
+        Json.MAPPER.createObjectNode().put("incomingBlobB64", "AAAA").put("outgoingBlobB64", "AAAA")).await());
+
+    assertThat(refused).isNotNull();
+    assertThat(delta(before, Scrape.of(s1), "shine_sends_total", "outcome", "refused")).isEqualTo(1);
+    session.close().await();
+  }
+
+  @Test
+  @DisplayName("sampled gauges: an accepted row, due once its next point passes, and the outbox owed to a sibling")
+  void sampledGauges() {
+    ShineClient session = frank.session(vertx, s3);
+    long acceptedBefore = (long) Scrape.of(s3).value("shine_delivery_accepted");
+
+    session.sendPair(ShineClient.signPair("frank", frank.key(), "carol", CLOCK.millis(), ShineClient.randomNonce(),
+        0, "hello carol".getBytes(StandardCharsets.UTF_8))).await();
+
+    Eventually.until("the accepted row is counted", 10_000,
+        () -> Scrape.of(s3).value("shine_delivery_accepted") == acceptedBefore + 1);
+    // stored due at once for its first attempt; the attempt's result moves it to the 30 s point (a sample taken in
+    // between shows it due)
+    Eventually.until("the row waits for its 30 s point", 10_000,
+        () -> Scrape.of(s3).value("shine_delivery_due") == 0);
+    // frank's other server s9 is down: his sent pair waits in s3's outbox for it
+    Eventually.until("the unsynced item is owed to s9", 10_000,
+        () -> Scrape.of(s3).count("shine_sync_lag_items", "sibling", "s9") >= 1);
+
+    CLOCK.advance(Duration.ofSeconds(31));
+
+    Eventually.until("the row is due once its 30 s point has passed", 10_000,
+        () -> Scrape.of(s3).value("shine_delivery_due") == acceptedBefore + 1);
+    session.close().await();
+  }
+
+  @Test
+  @DisplayName("shine_hub_queue_depth counts the events a polling user has not acknowledged")
+  void hubQueueDepth() throws Exception {
+    HubHttp hub = new HubHttp(s2);
+    String access = hub.tokens(bob).get("accessToken").asText();
+    double before = Scrape.of(s2).value("shine_hub_queue_depth");
+    ShineClient session = alice.session(vertx, s1);
+
+    session.sendText("alice", alice.key(), "bob", "for the hub").await();
+
+    Eventually.until("the event is queued", 10_000, () -> Scrape.of(s2).value("shine_hub_queue_depth") == before + 1);
+    HttpResponse<String> polled = hub.get("/messages?waitS=0", access);
+    assertThat(polled.statusCode()).isEqualTo(200);
+    String deliveryId = polled.headers().firstValue("X-Delivery-Id").orElseThrow();
+    assertThat(hub.post("/ack/" + deliveryId, access, "").statusCode()).isEqualTo(200);
+    Eventually.until("the acknowledged event leaves the count", 10_000,
+        () -> Scrape.of(s2).value("shine_hub_queue_depth") == before);
+    session.close().await();
+  }
+
+  private static double delta(Scrape before, Scrape after, String name, String... labels) {
+    return after.count(name, labels) - before.count(name, labels);
+  }
+}
