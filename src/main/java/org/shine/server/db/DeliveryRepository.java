@@ -78,8 +78,8 @@ public final class DeliveryRepository {
           + " WHERE m.owner = $1 AND m.base_key = $2 AND m.direction = 2";
 
   private static final String STATE_OF = "SELECT state FROM dm_delivery WHERE base_key = $1 AND revision = $2";
-  private static final String LATEST_STATE =
-      "SELECT state FROM dm_delivery WHERE owner = $1 AND base_key = $2 ORDER BY revision DESC LIMIT 1";
+  private static final String LATEST_ROW =
+      "SELECT revision, state FROM dm_delivery WHERE owner = $1 AND base_key = $2 ORDER BY revision DESC LIMIT 1";
 
   private final Pool pool;
 
@@ -160,9 +160,15 @@ public final class DeliveryRepository {
     return pool.preparedQuery(STATE_OF).execute(Tuple.of(baseKey, revision)).map(DeliveryRepository::firstState);
   }
 
-  /** The state of the newest revision's delivery row of a message here, or empty when there is none. */
-  public Future<Optional<DeliveryState>> latestState(String owner, String baseKey) {
-    return pool.preparedQuery(LATEST_STATE).execute(Tuple.of(owner, baseKey)).map(DeliveryRepository::firstState);
+  /** The newest revision's delivery row of a message here (its revision and state), or empty when there is none. */
+  public Future<Optional<StoredRow>> latestRow(String owner, String baseKey) {
+    return pool.preparedQuery(LATEST_ROW).execute(Tuple.of(owner, baseKey)).map(rows -> {
+      if (rows.size() == 0) {
+        return Optional.empty();
+      }
+      Row row = rows.iterator().next();
+      return Optional.of(new StoredRow(row.getLong("revision"), DeliveryState.fromWire(row.getString("state"))));
+    });
   }
 
   private static Optional<DeliveryState> firstState(RowSet<Row> rows) {
@@ -173,6 +179,10 @@ public final class DeliveryRepository {
   /** A row claimed for one attempt; {@code pairBlob} is null when the revision was replaced meanwhile. */
   public record ClaimedDelivery(String baseKey, long revision, String owner, long acceptedAtMs, int attemptsDone,
       long rowVersion, Long nextAttemptAtMs, byte[] pairBlob) {
+  }
+
+  /** The revision and state of a stored delivery row. */
+  public record StoredRow(long revision, DeliveryState state) {
   }
 
   /** One delivery row: a message revision, or a read receipt at revision 0. */

@@ -1,10 +1,12 @@
 package org.shine.server.delivery;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DeliveryRepository;
@@ -205,13 +207,46 @@ public final class ReceiveService {
       return Future.succeededFuture(new DeliveryPlan(DeliveryState.ACCEPTED, acceptedAt, attempt - 1,
           schedule.dueAt(acceptedAt, attempt), 0));
     }
-    return deliveries.latestState(pair.from(), pair.baseKey()).compose(local -> local.isPresent()
-        // stored already: the plan is not used, the existing row is never reopened
-        ? Future.succeededFuture(new DeliveryPlan(local.get(), acceptedAt, schedule.attempts(), null, 0))
-        : peers.call(sourceUrl, Ops.GET_DM_DELIVERY_STATUS,
-                frames.object().put("messageKey", pair.outgoing().messageKey()))
-            .map(status -> new DeliveryPlan(status.path("delivered").asBoolean(false) ? DeliveryState.DELIVERED
-                : DeliveryState.FAILED, acceptedAt, schedule.attempts(), null, 0)));
+    return deliveries.latestRow(pair.from(), pair.baseKey()).compose(local -> {
+      if (local.isPresent() && local.get().revision() >= pair.revision()) {
+        // stored already: this plan is not written, and the stored row is never reopened
+        return Future.succeededFuture(aged(local.get().state(), acceptedAt));
+      }
+      // new here, or a newer revision than the one stored (whose row may still be accepted): the source decides
+      return peers.call(sourceUrl, Ops.GET_DM_DELIVERY_STATUS,
+              frames.object().put("messageKey", pair.outgoing().messageKey()))
+          .map(status -> aged(sourceState(status), acceptedAt));
+    });
+  }
+
+  /**
+   * The source's answer to {@code GetDmDeliveryStatus}: its v2 {@code state} when it names one; from an old peer
+   * (no {@code state}, or one this server does not know), {@code delivered} read as before: delivered or failed.
+   */
+  static DeliveryState sourceState(JsonNode status) {
+    JsonNode state = status.path("state");
+    if (state.isTextual()) {
+      for (DeliveryState known : DeliveryState.values()) {
+        if (known.wire().equals(state.asText())) {
+          return known;
+        }
+      }
+    }
+    return status.path("delivered").asBoolean(false) ? DeliveryState.DELIVERED : DeliveryState.FAILED;
+  }
+
+  /**
+   * The row of a pair older than the last schedule point: final as the source says, or, while the source is still
+   * trying, the last schedule point counted from now (PROTOCOL §8 v2). The source's own last attempt comes within
+   * one schedule span from now, so ours, which asks the source first, comes no earlier and finds its final state.
+   */
+  private DeliveryPlan aged(DeliveryState state, long createdAtMs) {
+    if (state == DeliveryState.ACCEPTED) {
+      long now = clock.millis();
+      return new DeliveryPlan(DeliveryState.ACCEPTED, now, schedule.attempts() - 1,
+          schedule.dueAt(now, schedule.attempts()), 0);
+    }
+    return new DeliveryPlan(state, createdAtMs, schedule.attempts(), null, 0);
   }
 
   /** {@code known}: this server holds the sender's copy; {@code delivered}: its latest revision is delivered. */
@@ -222,10 +257,10 @@ public final class ReceiveService {
           "messageKey must be an outgoing key from|to|createdAtMs|nonce|2 (or a read receipt's, ...|3)"));
     }
     String baseKey = key.baseKey();
-    Future<java.util.Optional<DeliveryState>> state = key.kind() == DmKind.OUTGOING.code()
+    Future<Optional<DeliveryState>> state = key.kind() == DmKind.OUTGOING.code()
         ? deliveries.status(key.from(), baseKey) : deliveries.stateOf(baseKey, 0);
     return state.map(s -> new DeliveryStatus(messageKey, s.isPresent(),
-        s.map(value -> value == DeliveryState.DELIVERED).orElse(false)));
+        s.map(value -> value == DeliveryState.DELIVERED).orElse(false), s.orElse(null)));
   }
 
   private void requireServed(StoredUser user) {
