@@ -58,8 +58,6 @@ public final class Addresses {
    * (PROTOCOL §7.6): the accepted rows routed to it get an extra attempt.
    */
   public static final String PEER_UP = "peer.up";
-  /** Hub: queue an event for a user who polls ({@code HubEvent}, local send). */
-  public static final String HUB_ENQUEUE = "hub.enqueue";
   /** Hub: published (cluster-wide) with a login when it starts polling, so every node queues its events. */
   public static final String HUB_SUBSCRIBED = "hub.subscribed";
   private static final String HUB_WAKE_PREFIX = "hub.wake.";

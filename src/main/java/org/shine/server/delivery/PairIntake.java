@@ -17,7 +17,8 @@ import org.shine.server.model.StoredUser;
 /**
  * Takes a checked pair into the sender's store (seed §4 step 3): the sender's copy with its delivery row and
  * outbox item, plus the recipient's copy when this server is one of the recipient's routes (then the pair is
- * {@code delivered} in the same transaction). A reserved first attempt holds the new row's lease.
+ * {@code delivered} in the same transaction, and the recipient's hub entry is written with it). A reserved first
+ * attempt holds the new row's lease.
  */
 final class PairIntake {
   private final AppConfig config;
@@ -25,8 +26,11 @@ final class PairIntake {
   private final CopyStore copies;
   private final EngineClient attempts;
   private final Clock clock;
+  private final Events events;
 
-  PairIntake(AppConfig config, DirectoryCache directory, CopyStore copies, EngineClient attempts, Clock clock) {
+  PairIntake(AppConfig config, DirectoryCache directory, CopyStore copies, EngineClient attempts, Clock clock,
+      Events events) {
+    this.events = Objects.requireNonNull(events);
     this.config = Objects.requireNonNull(config);
     this.directory = Objects.requireNonNull(directory);
     this.copies = Objects.requireNonNull(copies);
@@ -75,7 +79,7 @@ final class PairIntake {
     CopyKey recipientCopy = new CopyKey(pair.to(), pair.baseKey());
     if (recipientHere) {
       writes.add(CopyWrite.incoming(recipientCopy, pair.from(), pair.outgoing().createdAtMs(), pair.revision(),
-          pair.incoming().bytes(), false));
+          pair.incoming().bytes(), false, events.incomingEntry(pair.to(), pair.incoming())));
     }
     return copies.store(senderCopy, pair.revision(), pair.outgoing().bytes(), pair.incoming().bytes(),
             List.of(pair.outgoing(), pair.incoming()), sender.verifier(), writes, checkNew)

@@ -2,7 +2,6 @@ package org.shine.server.delivery;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
@@ -35,7 +34,7 @@ import org.shine.server.protocol.Status;
  * is the owner's sibling.
  */
 public final class ReceiveService {
-  private final Vertx vertx;
+  private final Events events;
   private final AppConfig config;
   private final PairIntake intake;
   private final CopyStore copies;
@@ -48,11 +47,11 @@ public final class ReceiveService {
   private final SignalService signals;
   private final ClockSkew skew;
 
-  ReceiveService(Vertx vertx, AppConfig config, PairIntake intake, CopyStore copies, EngineClient attempts,
+  ReceiveService(Events events, AppConfig config, PairIntake intake, CopyStore copies, EngineClient attempts,
       DeliveryRepository deliveries, PeerCalls peers, Frames frames, Clock clock, SignalService signals,
       ClockSkew skew) {
     this.skew = Objects.requireNonNull(skew);
-    this.vertx = Objects.requireNonNull(vertx);
+    this.events = Objects.requireNonNull(events);
     this.config = Objects.requireNonNull(config);
     this.intake = Objects.requireNonNull(intake);
     this.copies = Objects.requireNonNull(copies);
@@ -102,10 +101,11 @@ public final class ReceiveService {
       boolean synced = fromSibling(owner.result(), command.sourceServerLogin());
       return copies.store(key, incoming.revision(), incoming.bytes(), null, List.of(incoming),
               author.result().verifier(), List.of(CopyWrite.incoming(key, incoming.from(), incoming.createdAtMs(),
-                  incoming.revision(), incoming.bytes(), synced)), skew.forServerOp(incoming))
+                  incoming.revision(), incoming.bytes(), synced, events.incomingEntry(incoming.to(), incoming))),
+              skew.forServerOp(incoming))
           .map(outcome -> {
             if (outcome.wrote(key)) {
-              Events.pushIncoming(vertx, frames, incoming.to(), incoming);
+              events.pushIncoming(incoming.to(), incoming);
             }
             return incoming.messageKey();
           });
@@ -128,7 +128,7 @@ public final class ReceiveService {
       return intake.store(pair, sender.result(), recipient.result(), synced, skew.forServerOp(pair.outgoing()));
     }).map(stored -> {
       if (stored.recipientCopyWritten()) {
-        Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());
+        events.pushIncoming(pair.to(), pair.incoming());
       }
       if (stored.firstAttempt() != null) {
         attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), true, null));
@@ -190,7 +190,7 @@ public final class ReceiveService {
             skew.forServerOp(pair.outgoing())))
         .map(stored -> {
           if (stored.recipientCopyWritten()) {
-            Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());
+            events.pushIncoming(pair.to(), pair.incoming());
           }
           return null;
         });
