@@ -5,6 +5,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Supplier;
 import org.shine.server.config.AppConfig;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.dm.DmKind;
@@ -73,14 +74,17 @@ final class PairIntake {
       DeliveryPlan plan, boolean attemptReserved, Runnable checkNew) {
     boolean recipientHere = recipient.servedBy(config.serverLogin());
     CopyKey senderCopy = new CopyKey(pair.from(), pair.baseKey());
-    List<CopyWrite> writes = new ArrayList<>(2);
-    writes.add(new CopyWrite(senderCopy, DmKind.OUTGOING, pair.to(), pair.outgoing().createdAtMs(), pair.revision(),
-        pair.outgoing().bytes(), pair.incoming().bytes(), plan, synced));
     CopyKey recipientCopy = new CopyKey(pair.to(), pair.baseKey());
-    if (recipientHere) {
-      writes.add(CopyWrite.incoming(recipientCopy, pair.from(), pair.outgoing().createdAtMs(), pair.revision(),
-          pair.incoming().bytes(), false, events.incomingEntry(pair.to(), pair.incoming())));
-    }
+    Supplier<List<CopyWrite>> writes = () -> {
+      List<CopyWrite> both = new ArrayList<>(2);
+      both.add(new CopyWrite(senderCopy, DmKind.OUTGOING, pair.to(), pair.outgoing().createdAtMs(), pair.revision(),
+          pair.outgoing().bytes(), pair.incoming().bytes(), plan, synced));
+      if (recipientHere) {
+        both.add(CopyWrite.incoming(recipientCopy, pair.from(), pair.outgoing().createdAtMs(), pair.revision(),
+            pair.incoming().bytes(), false, events.incomingEntry(pair.to(), pair.incoming())));
+      }
+      return both;
+    };
     return copies.store(senderCopy, pair.revision(), pair.outgoing().bytes(), pair.incoming().bytes(),
             List.of(pair.outgoing(), pair.incoming()), sender.verifier(), writes, checkNew)
         .map(outcome -> {

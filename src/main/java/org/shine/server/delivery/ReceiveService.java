@@ -100,8 +100,9 @@ public final class ReceiveService {
       CopyKey key = new CopyKey(incoming.to(), incoming.baseKey());
       boolean synced = fromSibling(owner.result(), command.sourceServerLogin());
       return copies.store(key, incoming.revision(), incoming.bytes(), null, List.of(incoming),
-              author.result().verifier(), List.of(CopyWrite.incoming(key, incoming.from(), incoming.createdAtMs(),
-                  incoming.revision(), incoming.bytes(), synced, events.incomingEntry(incoming.to(), incoming))),
+              author.result().verifier(), () -> List.of(CopyWrite.incoming(key, incoming.from(),
+                  incoming.createdAtMs(), incoming.revision(), incoming.bytes(), synced,
+                  events.incomingEntry(incoming.to(), incoming))),
               skew.forServerOp(incoming))
           .map(outcome -> {
             if (outcome.wrote(key)) {

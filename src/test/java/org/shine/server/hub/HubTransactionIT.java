@@ -169,6 +169,32 @@ class HubTransactionIT {
   }
 
   @Test
+  @DisplayName("a read receipt stored for the original sender who polls is queued for her with it")
+  void receiptEntry(Vertx vertx) throws Exception {
+    // GIVEN alice polls and bob, on the same server, has her message
+    TestDatabase db = keep(TestDatabase.create(vertx));
+    TestServer server = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), FAST));
+    HubHttp hub = new HubHttp(server);
+    TestUser alice = user("alice").registerOn(vertx, server);
+    TestUser bob = user("bob").registerOn(vertx, server);
+    String access = hub.tokens(alice).get("accessToken").asText();
+    SignedPair pair = pair(alice, bob, "read me");
+    keep(alice.session(vertx, server)).sendPair(pair).await();
+
+    // WHEN bob reads it
+    long readAt = System.currentTimeMillis();
+    keep(bob.session(vertx, server)).sendReadReceipt(ShineClient.signReceipt(bob.login(), bob.key(), alice.login(),
+        pair.outgoing().baseKey(), readAt)).await();
+
+    // THEN alice's hub queue holds the receipt
+    JsonNode event = HubHttp.ok(hub.get("/messages?waitS=5", access));
+    assertThat(event.get("op").asText()).isEqualTo("DmReadReceipt");
+    assertThat(event.at("/payload/baseKey").asText()).isEqualTo(pair.outgoing().baseKey());
+    assertThat(event.at("/payload/readerLogin").asText()).isEqualTo(bob.login());
+    assertThat(event.at("/payload/readAtMs").asLong()).isEqualTo(readAt);
+  }
+
+  @Test
   @DisplayName("concurrent events of one poller are handed out once each, in increasing delivery ids; users who do"
       + " not poll get no entries")
   void concurrentEventsInOrder(Vertx vertx) throws Exception {
