@@ -65,8 +65,6 @@ public final class Addresses {
    * extra attempt of {@link #PEER_UP} now; replies with the number of rows claimed.
    */
   public static final String RETRY_PEER_NOW = "retry.peer-now";
-  /** Hub: queue an event for a user who polls ({@code HubEvent}, local send). */
-  public static final String HUB_ENQUEUE = "hub.enqueue";
   /** Hub: published (cluster-wide) with a login when it starts polling, so every node queues its events. */
   public static final String HUB_SUBSCRIBED = "hub.subscribed";
   private static final String HUB_WAKE_PREFIX = "hub.wake.";

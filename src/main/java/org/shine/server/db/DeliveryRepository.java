@@ -13,8 +13,12 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import org.shine.server.model.DeliveryState;
+import org.shine.server.model.HubEntry;
 
-/** SQL of {@code dm_delivery}: claiming due rows under a lease, finishing attempts, status reads. */
+/**
+ * SQL of {@code dm_delivery}: claiming due rows under a lease, finishing attempts (with the hub entries of the state
+ * changes they record), status reads.
+ */
 public final class DeliveryRepository {
   /*
    * Due rows come only from the partial index dm_delivery_due (state = 'accepted'); SKIP LOCKED keeps concurrent
@@ -37,19 +41,28 @@ public final class DeliveryRepository {
 
   /*
    * The results of concurrent attempts in one statement (one commit): each row only if it is still the one its
-   * attempt claimed (same row version, still accepted). Keys are distinct within a batch. Each row is found by a
-   * primary-key probe and updated through its ctid, so the plan never turns into a scan of every accepted row (the
-   * partial index matches "state = 'accepted'" too); a row updated meanwhile fails the row-version recheck.
+   * attempt claimed (same row version, still accepted), with the hub entry of the state change it records, if any
+   * (HubQueueSql). Keys are distinct within a batch. Each row is found by a primary-key probe and updated through
+   * its ctid, so the plan never turns into a scan of every accepted row (the partial index matches "state =
+   * 'accepted'" too); a row updated meanwhile fails the row-version recheck.
    */
   private static final String FINISH_ALL =
-      "UPDATE dm_delivery d SET state = f.state, attempts = f.attempts, next_attempt_at_ms = f.next_attempt_at_ms,"
+      "WITH input AS (SELECT * FROM unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::int4[], $6::int8[],"
+          + " $8::text[], $9::text[], $10::text[]) WITH ORDINALITY"
+          + " AS f(base_key, revision, row_version, state, attempts, next_attempt_at_ms, hub_login, hub_key, hub_body,"
+          + " ord)"
+          + "), finished AS ("
+          + " UPDATE dm_delivery d SET state = f.state, attempts = f.attempts, next_attempt_at_ms = f.next_attempt_at_ms,"
           + " lease_until_ms = NULL, row_version = d.row_version + 1, updated_at_ms = $7"
           + " FROM (SELECT f.*, (SELECT x.ctid FROM dm_delivery x WHERE x.base_key = f.base_key"
-          + " AND x.revision = f.revision) AS tid"
-          + " FROM unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::int4[], $6::int8[])"
-          + " AS f(base_key, revision, row_version, state, attempts, next_attempt_at_ms)) f"
+          + " AND x.revision = f.revision) AS tid FROM input f) f"
           + " WHERE d.ctid = f.tid AND d.row_version = f.row_version AND d.state = 'accepted'"
-          + " RETURNING d.base_key, d.revision";
+          + " RETURNING d.base_key, d.revision"
+          + ")"
+          + HubQueueSql.queue("SELECT i.hub_login AS login, i.hub_key AS event_key, i.hub_body AS body, i.ord"
+              + " FROM finished w JOIN input i ON i.base_key = w.base_key AND i.revision = w.revision"
+              + " WHERE i.hub_body <> ''", "$7")
+          + " SELECT base_key, revision FROM finished";
 
   /*
    * PROTOCOL §7.6: the accepted rows whose recipient has a current route to a server that just came back, claimed
@@ -78,8 +91,8 @@ public final class DeliveryRepository {
           + " WHERE m.owner = $1 AND m.base_key = $2 AND m.direction = 2";
 
   private static final String STATE_OF = "SELECT state FROM dm_delivery WHERE base_key = $1 AND revision = $2";
-  private static final String LATEST_STATE =
-      "SELECT state FROM dm_delivery WHERE owner = $1 AND base_key = $2 ORDER BY revision DESC LIMIT 1";
+  private static final String LATEST_ROW =
+      "SELECT revision, state FROM dm_delivery WHERE owner = $1 AND base_key = $2 ORDER BY revision DESC LIMIT 1";
 
   private final Pool pool;
 
@@ -125,8 +138,15 @@ public final class DeliveryRepository {
     String[] states = new String[n];
     Integer[] attempts = new Integer[n];
     Long[] next = new Long[n];
+    String[] hubLogins = new String[n];
+    String[] hubKeys = new String[n];
+    String[] hubBodies = new String[n];
     for (int i = 0; i < n; i++) {
       AttemptResult result = results.get(i);
+      HubEntry hub = result.hub();
+      hubLogins[i] = hub == null ? "" : hub.login();
+      hubKeys[i] = hub == null ? "" : hub.eventKey();
+      hubBodies[i] = hub == null ? "" : hub.body();
       baseKeys[i] = result.key().baseKey();
       revisions[i] = result.key().revision();
       versions[i] = result.claimedVersion();
@@ -134,7 +154,8 @@ public final class DeliveryRepository {
       attempts[i] = result.attempts();
       next[i] = result.nextAttemptAtMs();
     }
-    Tuple params = Tuple.tuple(List.of(baseKeys, revisions, versions, states, attempts, next, nowMs));
+    Tuple params = Tuple.tuple(List.of(baseKeys, revisions, versions, states, attempts, next, nowMs, hubLogins,
+        hubKeys, hubBodies));
     return pool.preparedQuery(FINISH_ALL).execute(params).map(rows -> {
       Set<RowKey> recorded = new HashSet<>();
       for (Row row : rows) {
@@ -160,9 +181,15 @@ public final class DeliveryRepository {
     return pool.preparedQuery(STATE_OF).execute(Tuple.of(baseKey, revision)).map(DeliveryRepository::firstState);
   }
 
-  /** The state of the newest revision's delivery row of a message here, or empty when there is none. */
-  public Future<Optional<DeliveryState>> latestState(String owner, String baseKey) {
-    return pool.preparedQuery(LATEST_STATE).execute(Tuple.of(owner, baseKey)).map(DeliveryRepository::firstState);
+  /** The newest revision's delivery row of a message here (its revision and state), or empty when there is none. */
+  public Future<Optional<StoredRow>> latestRow(String owner, String baseKey) {
+    return pool.preparedQuery(LATEST_ROW).execute(Tuple.of(owner, baseKey)).map(rows -> {
+      if (rows.size() == 0) {
+        return Optional.empty();
+      }
+      Row row = rows.iterator().next();
+      return Optional.of(new StoredRow(row.getLong("revision"), DeliveryState.fromWire(row.getString("state"))));
+    });
   }
 
   private static Optional<DeliveryState> firstState(RowSet<Row> rows) {
@@ -175,15 +202,25 @@ public final class DeliveryRepository {
       long rowVersion, Long nextAttemptAtMs, byte[] pairBlob) {
   }
 
+  /** The revision and state of a stored delivery row. */
+  public record StoredRow(long revision, DeliveryState state) {
+  }
+
   /** One delivery row: a message revision, or a read receipt at revision 0. */
   public record RowKey(String baseKey, long revision) {
   }
 
   /**
-   * The outcome of one attempt for the row claimed at {@code claimedVersion}: the new state, the attempts counted
-   * and the next attempt time ({@code null} for a terminal state).
+   * The outcome of one attempt for the row claimed at {@code claimedVersion}: the new state, the attempts counted,
+   * the next attempt time ({@code null} for a terminal state) and the hub entry of the state change (the sender
+   * polls and is owed the change), or null.
    */
   public record AttemptResult(RowKey key, long claimedVersion, DeliveryState state, int attempts,
-      Long nextAttemptAtMs) {
+      Long nextAttemptAtMs, HubEntry hub) {
+
+    /** A result without a hub entry. */
+    public AttemptResult(RowKey key, long claimedVersion, DeliveryState state, int attempts, Long nextAttemptAtMs) {
+      this(key, claimedVersion, state, attempts, nextAttemptAtMs, null);
+    }
   }
 }

@@ -19,12 +19,13 @@ import org.shine.server.model.CopyWrite;
 import org.shine.server.model.DeliveryPlan;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.model.HistoryEntry;
+import org.shine.server.model.HubEntry;
 import org.shine.server.model.HistoryQuery;
 import org.shine.server.model.StoredCopy;
 
 /**
- * SQL of the message store: {@code dm_message} copies, their {@code dm_delivery} rows and {@code sync_outbox}
- * items. Reads and writes take many copies at once so concurrent requests share one round trip.
+ * SQL of the message store: {@code dm_message} copies, their {@code dm_delivery} rows, {@code sync_outbox}
+ * items and the hub entries of the copies' events. Reads and writes take many copies at once so concurrent requests share one round trip.
  */
 public final class DmRepository {
   /*
@@ -41,16 +42,16 @@ public final class DmRepository {
 
   /*
    * One statement, hence one atomic transaction, for a whole batch: upsert the copies (a higher revision replaces
-   * the stored one, anything else leaves it), then create the delivery row of every outgoing copy written and
-   * one outbox item per copy written.
+   * the stored one, anything else leaves it), then create the delivery row of every outgoing copy written, one
+   * outbox item per copy written and the hub entry of every copy written that carries one (HubQueueSql).
    */
   private static final String STORE_COPIES =
       "WITH input AS ("
           + " SELECT * FROM unnest($1::text[], $2::text[], $3::int2[], $4::text[], $5::int8[], $6::int8[],"
           + " $7::bytea[], $8::bytea[], $9::text[], $10::bool[], $12::int8[], $13::int4[], $14::int8[],"
-          + " $15::int8[])"
+          + " $15::int8[], $16::text[], $17::text[]) WITH ORDINALITY"
           + " AS t(owner, base_key, direction, peer, created_at_ms, revision, blob, pair_blob, delivery_state, synced,"
-          + " lease_until_ms, attempts, next_attempt_at_ms, accepted_at_ms)"
+          + " lease_until_ms, attempts, next_attempt_at_ms, accepted_at_ms, hub_key, hub_body, ord)"
           + "), written AS ("
           + " INSERT INTO dm_message AS m (owner, base_key, direction, peer, created_at_ms, revision, blob, pair_blob,"
           + " stored_at_ms, read_at_ms, deleted)"
@@ -79,6 +80,9 @@ public final class DmRepository {
           + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key"
           + " ON CONFLICT (owner, item_type, item_key, revision) DO NOTHING"
           + ")"
+          + HubQueueSql.queue("SELECT i.owner AS login, i.hub_key AS event_key, i.hub_body AS body, i.ord"
+              + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key"
+              + " WHERE i.hub_body <> ''", "$11")
           + " SELECT owner, base_key FROM written";
 
   private static final String HISTORY =
@@ -141,6 +145,8 @@ public final class DmRepository {
     Integer[] attempts = new Integer[n];
     Long[] nextAttempts = new Long[n];
     Long[] acceptedAt = new Long[n];
+    String[] hubKeys = new String[n];
+    String[] hubBodies = new String[n];
     for (int i = 0; i < n; i++) {
       CopyWrite c = copies.get(i);
       owners[i] = c.key().owner();
@@ -159,9 +165,16 @@ public final class DmRepository {
       attempts[i] = plan == null ? 0 : plan.attemptsDone();
       nextAttempts[i] = plan == null || plan.nextAttemptAtMs() == null ? -1L : plan.nextAttemptAtMs();
       acceptedAt[i] = plan == null ? nowMs : plan.acceptedAtMs();
+      // an empty body stands for "no hub entry": the owner does not poll
+      HubEntry hub = c.hub();
+      if (hub != null && !hub.login().equals(c.key().owner())) {
+        throw new IllegalArgumentException("a copy's hub entry belongs to its owner: " + c.key());
+      }
+      hubKeys[i] = hub == null ? "" : hub.eventKey();
+      hubBodies[i] = hub == null ? "" : hub.body();
     }
     Tuple params = Tuple.tuple(List.of(owners, baseKeys, directions, peers, createdAt, revisions, blobs, pairBlobs,
-        states, synced, nowMs, leases, attempts, nextAttempts, acceptedAt));
+        states, synced, nowMs, leases, attempts, nextAttempts, acceptedAt, hubKeys, hubBodies));
     return pool.preparedQuery(STORE_COPIES).execute(params).map(rows -> {
       Set<CopyKey> written = new HashSet<>();
       for (Row row : rows) {

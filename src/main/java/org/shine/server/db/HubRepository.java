@@ -13,7 +13,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
-/** SQL of the polling hub: challenges, token families (stored hashed), subscribers and the per-user queue. */
+/**
+ * SQL of the polling hub: challenges, token families (stored hashed), subscribers and the per-user queue. Entries
+ * are queued by the statements that write what causes them ({@link HubQueueSql}), never here.
+ */
 public final class HubRepository {
   /*
    * Keeps the login's newest $4 challenges: the DELETE sees the rows from before the INSERT, so it keeps $4 - 1 of
@@ -45,22 +48,19 @@ public final class HubRepository {
   private static final String SUBSCRIBE =
       "INSERT INTO hub_subscriber (login, since_ms) VALUES ($1, $2) ON CONFLICT DO NOTHING";
   private static final String SUBSCRIBERS = "SELECT login FROM hub_subscriber";
-  private static final String ENQUEUE =
-      "INSERT INTO hub_queue (login, event_key, body, created_at_ms) SELECT $1, $2, $3, $4"
-          + " WHERE EXISTS (SELECT 1 FROM hub_subscriber WHERE login = $1) ON CONFLICT DO NOTHING"
-          + " RETURNING delivery_id";
   /*
    * Strict order per user: only the oldest unacknowledged event is handed out, and only while it is visible; a
-   * handed-out event becomes visible again after the visibility timeout, with the same delivery id.
+   * handed-out event becomes visible again after the visibility timeout, with the same delivery id. Delivery ids
+   * are per user (HubQueueSql), and an id is never committed after a greater one of the same user.
    */
   private static final String TAKE_HEAD =
       "UPDATE hub_queue q SET visible_at_ms = $2 + $3 FROM ("
           + " SELECT delivery_id, visible_at_ms FROM hub_queue WHERE login = $1 AND NOT acked"
           + " ORDER BY delivery_id LIMIT 1 FOR UPDATE) head"
-          + " WHERE q.delivery_id = head.delivery_id AND head.visible_at_ms <= $2"
+          + " WHERE q.login = $1 AND q.delivery_id = head.delivery_id AND head.visible_at_ms <= $2"
           + " RETURNING q.delivery_id, q.body";
   private static final String RELEASE =
-      "UPDATE hub_queue SET visible_at_ms = 0 WHERE delivery_id = $1 AND NOT acked";
+      "UPDATE hub_queue SET visible_at_ms = 0 WHERE login = $1 AND delivery_id = $2 AND NOT acked";
   private static final String ACK =
       "UPDATE hub_queue SET acked = true WHERE delivery_id = $1 AND login = $2 RETURNING delivery_id";
   private static final String EXPIRE =
@@ -146,11 +146,6 @@ public final class HubRepository {
     });
   }
 
-  /** Queues an event for a subscriber (once per event key); true when it was queued now. */
-  public Future<Boolean> enqueue(String login, String eventKey, String body, long nowMs) {
-    return pool.preparedQuery(ENQUEUE).execute(Tuple.of(login, eventKey, body, nowMs)).map(rows -> rows.size() == 1);
-  }
-
   /** Hands out the user's oldest unacknowledged event if it is visible, hiding it for {@code visibilityMs}. */
   public Future<Optional<QueuedEvent>> takeHead(String login, long nowMs, long visibilityMs) {
     return pool.preparedQuery(TAKE_HEAD).execute(Tuple.of(login, nowMs, visibilityMs)).map(rows -> {
@@ -162,9 +157,9 @@ public final class HubRepository {
     });
   }
 
-  /** Makes a handed-out event visible again at once (it was taken but could not be handed to anyone). */
-  public Future<Void> release(long deliveryId) {
-    return pool.preparedQuery(RELEASE).execute(Tuple.of(deliveryId)).mapEmpty();
+  /** Makes a handed-out event of {@code login} visible again at once (taken, but not handed to anyone). */
+  public Future<Void> release(String login, long deliveryId) {
+    return pool.preparedQuery(RELEASE).execute(Tuple.of(login, deliveryId)).mapEmpty();
   }
 
   /** Acknowledges one of the user's deliveries (again: still true); false when the id is not the user's. */

@@ -8,11 +8,12 @@ import io.vertx.sqlclient.Tuple;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.Optional;
+import org.shine.server.model.HubEntry;
 
 /**
  * SQL of read receipts and tombstones ({@code dm_signal}): storing one applies it to the owner's copy (read time,
  * deleted flag), adds the owner's outbox item and, for a reader's own receipt, the delivery row that carries it
- * to the original sender's servers — all in one statement.
+ * to the original sender's servers, and the hub entry of its event when the owner polls — all in one statement.
  */
 public final class SignalRepository {
   private static final String FIND = "SELECT blob FROM dm_signal WHERE owner = $1 AND signal_key = $2";
@@ -31,6 +32,8 @@ public final class SignalRepository {
           + " next_attempt_at_ms, lease_until_ms, updated_at_ms)"
           + " SELECT $10, 0, owner, 'accepted', $8, 0, $8, NULLIF($11::int8, 0), $8 FROM written WHERE $12"
           + " ON CONFLICT DO NOTHING)"
+          + HubQueueSql.queue("SELECT owner AS login, $13::text AS event_key, $14::text AS body, 1::int8 AS ord"
+              + " FROM written WHERE $14 <> ''", "$8")
           + " SELECT count(*) FROM written";
 
   private final Pool pool;
@@ -47,13 +50,18 @@ public final class SignalRepository {
 
   /**
    * Stores and applies a signal for {@code owner}; with {@code deliverAs} (the signal's baseKey) it also gets a
-   * delivery row, leased until {@code leaseUntilMs} (0: none). Answers whether it was new.
+   * delivery row, leased until {@code leaseUntilMs} (0: none), and with {@code hub} (the owner polls) the hub entry
+   * of its event. Answers whether it was new.
    */
   public Future<Boolean> store(String owner, Signal signal, boolean synced, String deliverAs, long leaseUntilMs,
-      long nowMs) {
+      long nowMs, HubEntry hub) {
+    if (hub != null && !hub.login().equals(owner)) {
+      throw new IllegalArgumentException("a signal's hub entry belongs to its owner: " + owner);
+    }
     Tuple params = Tuple.tuple(Arrays.asList(owner, signal.key(), (short) signal.kind(), signal.author(),
         signal.ref(), signal.createdAtMs(), Buffer.buffer(signal.blob()), nowMs, synced,
-        deliverAs == null ? "" : deliverAs, leaseUntilMs, deliverAs != null));
+        deliverAs == null ? "" : deliverAs, leaseUntilMs, deliverAs != null, hub == null ? "" : hub.eventKey(),
+        hub == null ? "" : hub.body()));
     return pool.preparedQuery(STORE).execute(params).map(rows -> {
       Row row = rows.iterator().next();
       return row.getLong(0) > 0;

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.shine.server.db.DmRepository;
 import org.shine.server.db.MicroBatcher;
 import org.shine.server.dm.DmContainer;
@@ -48,17 +49,19 @@ final class CopyStore {
   /**
    * Stores {@code copies} (the first is the owner's copy {@code primary}, with bytes {@code primaryBlob} and, for
    * an outgoing copy, {@code primaryPairBlob}) after verifying {@code signed} with {@code authorKey}. What is not an
-   * identical repeat must first pass {@code checkNew} (it throws a {@link ProtocolException} to refuse).
+   * identical repeat must first pass {@code checkNew} (it throws a {@link ProtocolException} to refuse). The copies
+   * are made only when they are written (a repeat builds no hub entry).
    */
   Future<StoreOutcome> store(CopyKey primary, long revision, byte[] primaryBlob, byte[] primaryPairBlob,
-      List<DmContainer> signed, Ed25519Signer.PublicKey authorKey, List<CopyWrite> copies, Runnable checkNew) {
+      List<DmContainer> signed, Ed25519Signer.PublicKey authorKey, Supplier<List<CopyWrite>> copies,
+      Runnable checkNew) {
     return lookups.submit(primary).compose(stored -> {
       Optional<StoreOutcome> answered = answerFromStored(primary, revision, primaryBlob, primaryPairBlob, stored);
       if (answered.isPresent()) {
         return Future.succeededFuture(answered.get());
       }
       checkNew.run();
-      return verify(signed, authorKey).compose(v -> writes.submit(copies)).compose(written -> {
+      return verify(signed, authorKey).compose(v -> writes.submit(copies.get())).compose(written -> {
         if (written.contains(primary)) {
           return Future.succeededFuture(StoreOutcome.stored(written));
         }

@@ -2,7 +2,6 @@ package org.shine.server.delivery;
 
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.Vertx;
 import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -54,7 +53,6 @@ public final class DeliveryEngine {
   private static final Logger LOG = LoggerFactory.getLogger(DeliveryEngine.class);
   private static final int MAX_BATCH = 256;
   private static final int CONCURRENT_BATCHES = 2;
-  private final Vertx vertx;
   private final AppConfig config;
   private final DirectoryCache directory;
   private final DeliveryRepository deliveries;
@@ -62,6 +60,7 @@ public final class DeliveryEngine {
   private final SignalStore signals;
   private final PeerCalls peers;
   private final Frames frames;
+  private final Events events;
   private final Clock clock;
   private final AttemptSlots slots;
   private final ShineMetrics metrics;
@@ -71,10 +70,10 @@ public final class DeliveryEngine {
   private final ArrayDeque<Queued> queue = new ArrayDeque<>();
   private int running;
 
-  DeliveryEngine(Vertx vertx, AppConfig config, DirectoryCache directory, DeliveryRepository deliveries,
-      SyncRepository outbox, CopyStore copies, SignalStore signals, PeerCalls peers, Frames frames, Clock clock,
-      AttemptSlots slots, ShineMetrics metrics) {
-    this.vertx = Objects.requireNonNull(vertx);
+  DeliveryEngine(AppConfig config, DirectoryCache directory, DeliveryRepository deliveries,
+      SyncRepository outbox, CopyStore copies, SignalStore signals, PeerCalls peers, Frames frames, Events events,
+      Clock clock, AttemptSlots slots, ShineMetrics metrics) {
+    this.events = Objects.requireNonNull(events);
     this.config = Objects.requireNonNull(config);
     this.directory = Objects.requireNonNull(directory);
     this.deliveries = Objects.requireNonNull(deliveries);
@@ -189,9 +188,10 @@ public final class DeliveryEngine {
     }
     CopyKey key = new CopyKey(task.recipient(), task.baseKey());
     return copies.writeVerified(List.of(CopyWrite.incoming(key, task.sender(), incoming.createdAtMs(),
-        incoming.revision(), incoming.bytes(), false))).map(written -> {
+        incoming.revision(), incoming.bytes(), false, events.incomingEntry(task.recipient(), incoming))))
+        .map(written -> {
           if (written.contains(key)) {
-            Events.pushIncoming(vertx, frames, task.recipient(), incoming);
+            events.pushIncoming(task.recipient(), incoming);
           }
           return null;
         });
@@ -216,7 +216,7 @@ public final class DeliveryEngine {
   }
 
   private Future<DeliveryState> record(DeliveryTask task, boolean acked, boolean notifySender) {
-    AttemptResult result = resultOf(task, acked);
+    AttemptResult result = resultOf(task, acked, notifySender);
     return results.submit(result).compose(recorded -> {
       if (!recorded) {
         metrics.attempted(task.attempt(), task.extra(), AttemptOutcome.SUPERSEDED);
@@ -233,8 +233,8 @@ public final class DeliveryEngine {
       }
       LOG.debug("attempt {}{} done [outgoingKey: {}, deliveryState: {}]", task.attempt(), task.extra() ? " (extra)"
           : "", task.statusKey(), state.wire());
-      if (state != DeliveryState.ACCEPTED && notifySender && !task.receipt()) {
-        Events.pushStateChanged(vertx, frames, task.sender(), task.baseKey(), state);
+      if (owesStateChange(task, state, notifySender)) {
+        events.pushStateChanged(task.sender(), task.baseKey(), state);
       }
       if (state == DeliveryState.FAILED) {
         LOG.info("delivery failed after {} attempts [outgoingKey: {}]", task.attempt(), task.statusKey());
@@ -243,8 +243,28 @@ public final class DeliveryEngine {
     });
   }
 
-  /** What an attempt's outcome makes of its row: delivered, the next schedule point, or failed after the last. */
-  private AttemptResult resultOf(DeliveryTask task, boolean acked) {
+  /**
+   * A final state of a message (not a receipt) is owed to the sender's sessions and hub queue, unless the answer to
+   * the sender's own request carries it ({@code notifySender} false).
+   */
+  private static boolean owesStateChange(DeliveryTask task, DeliveryState state, boolean notifySender) {
+    return state != DeliveryState.ACCEPTED && notifySender && !task.receipt();
+  }
+
+  /**
+   * What an attempt's outcome makes of its row: delivered, the next schedule point, or failed after the last; a
+   * state change owed to the sender carries its hub entry, written in the same statement as the state.
+   */
+  private AttemptResult resultOf(DeliveryTask task, boolean acked, boolean notifySender) {
+    AttemptResult result = outcomeOf(task, acked);
+    if (!owesStateChange(task, result.state(), notifySender)) {
+      return result;
+    }
+    return new AttemptResult(result.key(), result.claimedVersion(), result.state(), result.attempts(),
+        result.nextAttemptAtMs(), events.stateChangedEntry(task.sender(), task.baseKey(), result.state()));
+  }
+
+  private AttemptResult outcomeOf(DeliveryTask task, boolean acked) {
     RowKey key = new RowKey(task.baseKey(), task.revision());
     if (acked) {
       return new AttemptResult(key, task.rowVersion(), DeliveryState.DELIVERED, task.attempt(), null);

@@ -19,6 +19,7 @@ import org.shine.server.db.SignalRepository;
 import org.shine.server.db.SyncRepository;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.hub.HubSubscribers;
 import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.peer.PeerCalls;
@@ -35,10 +36,12 @@ public final class DeliveryEngineVerticle extends VerticleBase {
   private final Clock clock;
   private final SignatureVerifier verifier;
   private final AttemptSlots slots;
+  private final HubSubscribers subscribers;
   private final ShineMetrics metrics;
 
   public DeliveryEngineVerticle(AppConfig config, Clock clock, SignatureVerifier verifier, AttemptSlots slots,
-      ShineMetrics metrics) {
+      HubSubscribers subscribers, ShineMetrics metrics) {
+    this.subscribers = Objects.requireNonNull(subscribers);
     this.config = Objects.requireNonNull(config);
     this.clock = Objects.requireNonNull(clock);
     this.verifier = Objects.requireNonNull(verifier);
@@ -54,10 +57,11 @@ public final class DeliveryEngineVerticle extends VerticleBase {
     DirectoryCache directory = new DirectoryCache(vertx, new DirectoryRepository(pool),
         DeliveryModule.DIRECTORY_TTL_MS);
     CopyStore copies = new CopyStore(new DmRepository(pool), clock, verifier, config.delivery().queueCapacity());
-    SignalStore signals = new SignalStore(vertx, new SignalRepository(pool), frames, clock, verifier);
-    DeliveryEngine engine = new DeliveryEngine(vertx, config, directory, new DeliveryRepository(pool),
+    Events events = new Events(vertx, frames, subscribers);
+    SignalStore signals = new SignalStore(new SignalRepository(pool), events, clock, verifier);
+    DeliveryEngine engine = new DeliveryEngine(config, directory, new DeliveryRepository(pool),
         new SyncRepository(pool, config.serverLogin()), copies, signals,
-        new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), frames, clock, slots, metrics);
+        new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), frames, events, clock, slots, metrics);
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
         directory.start(),

@@ -11,6 +11,7 @@ import org.shine.server.db.DmRepository;
 import org.shine.server.db.SignalRepository;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.hub.HubSubscribers;
 import org.shine.server.model.DeliverySchedule;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.Frames;
@@ -31,12 +32,14 @@ final class DeliveryModule {
   final Frames frames;
   final PairIntake intake;
   final SignalStore signals;
+  final Events events;
   final ClockSkew skew;
   final DeliverySchedule schedule;
 
   DeliveryModule(Vertx vertx, AppConfig config, Pool pool, Clock clock, SignatureVerifier verifier,
-      AttemptSlots slots) {
+      AttemptSlots slots, HubSubscribers subscribers) {
     this.frames = new Frames(Json.MAPPER);
+    this.events = new Events(vertx, frames, subscribers);
     this.skew = new ClockSkew(clock, config.delivery().maxClockSkewMs());
     this.schedule = DeliverySchedule.of(config.delivery());
     this.directory = new DirectoryCache(vertx, new DirectoryRepository(pool), DIRECTORY_TTL_MS);
@@ -44,9 +47,9 @@ final class DeliveryModule {
     this.deliveries = new DeliveryRepository(pool);
     this.copies = new CopyStore(messages, clock, verifier, config.delivery().queueCapacity());
     this.peers = new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs());
-    this.signals = new SignalStore(vertx, new SignalRepository(pool), frames, clock, verifier);
+    this.signals = new SignalStore(new SignalRepository(pool), events, clock, verifier);
     this.engine = new EngineClient(vertx.eventBus(), slots, config.delivery());
-    this.intake = new PairIntake(config, directory, copies, engine, clock);
+    this.intake = new PairIntake(config, directory, copies, engine, clock, events);
   }
 
   Future<Void> start() {

@@ -1,5 +1,10 @@
 package org.shine.server.delivery;
 
-/** The answer to {@code GetDmDeliveryStatus}. */
-public record DeliveryStatus(String messageKey, boolean known, boolean delivered) {
+import org.shine.server.model.DeliveryState;
+
+/**
+ * The answer to {@code GetDmDeliveryStatus}: {@code state} (v2) is the state of the stored revision when
+ * {@code known}, null otherwise.
+ */
+public record DeliveryStatus(String messageKey, boolean known, boolean delivered, DeliveryState state) {
 }

@@ -5,12 +5,14 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.EventBus;
 import java.time.Clock;
 import java.util.List;
+import java.util.Objects;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.bus.LocalRecordCodec;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.hub.HubSubscribers;
 import org.shine.server.model.HistoryQuery;
 
 /**
@@ -22,12 +24,15 @@ public final class DeliveryVerticle extends VerticleBase {
   private final Clock clock;
   private final SignatureVerifier verifier;
   private final AttemptSlots slots;
+  private final HubSubscribers subscribers;
 
-  public DeliveryVerticle(AppConfig config, Clock clock, SignatureVerifier verifier, AttemptSlots slots) {
-    this.config = config;
-    this.clock = clock;
-    this.verifier = verifier;
-    this.slots = slots;
+  public DeliveryVerticle(AppConfig config, Clock clock, SignatureVerifier verifier, AttemptSlots slots,
+      HubSubscribers subscribers) {
+    this.config = Objects.requireNonNull(config);
+    this.clock = Objects.requireNonNull(clock);
+    this.verifier = Objects.requireNonNull(verifier);
+    this.slots = Objects.requireNonNull(slots);
+    this.subscribers = Objects.requireNonNull(subscribers);
   }
 
   /** One more entry than asked for tells whether older ones exist; the page also ends at the byte cap. */
@@ -43,11 +48,11 @@ public final class DeliveryVerticle extends VerticleBase {
         HistoryPage.class, ReceiveIncomingCommand.class, ReceiveOutgoingCommand.class, DeliveryStatus.class,
         SignalCommand.class, SignalService.SignalResult.class, SyncedItem.class);
     DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock,
-        verifier, slots);
-    SendPairService send = new SendPairService(vertx, module.intake, module.engine, module.frames, module.skew);
+        verifier, slots, subscribers);
+    SendPairService send = new SendPairService(module.intake, module.engine, module.events, module.skew);
     SignalService signals = new SignalService(config, module.intake, module.signals, module.engine,
         module.deliveries, clock, module.skew);
-    ReceiveService receive = new ReceiveService(vertx, config, module.intake, module.copies, module.engine,
+    ReceiveService receive = new ReceiveService(module.events, config, module.intake, module.copies, module.engine,
         module.deliveries, module.peers, module.frames, clock, signals, module.skew);
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(

@@ -2,54 +2,102 @@ package org.shine.server.delivery;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.DeliveryOptions;
 import java.util.Base64;
+import java.util.Objects;
+import java.util.function.Supplier;
 import org.shine.server.bus.Addresses;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKeys;
-import org.shine.server.hub.HubEvent;
+import org.shine.server.hub.HubSubscribers;
 import org.shine.server.model.DeliveryState;
+import org.shine.server.model.HubEntry;
 import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.Ops;
 
 /**
- * Publishes the events of PROTOCOL §5 to every live session of a user, on any node, and hands each to the hub
- * verticle, which queues it durably for users who poll over HTTP (and only then builds its body). Each event has a stable key for dedupe.
+ * The events of PROTOCOL §5, each with a stable key for dedupe, in two halves. Before a write: the hub entry of the
+ * event it may cause, for a user who polls ({@code null} for everyone else, who costs no encoding), which the write
+ * stores in its own statement. After the commit, best-effort: the push to every live session of the user on any
+ * node, and a wake-up of the user's waiting polls. A missed push is covered by history and the hub.
  */
 final class Events {
-  private static final DeliveryOptions LOCAL = new DeliveryOptions().setLocalOnly(true);
+  private final Vertx vertx;
+  private final Frames frames;
+  private final HubSubscribers subscribers;
 
-  private Events() {
+  Events(Vertx vertx, Frames frames, HubSubscribers subscribers) {
+    this.vertx = Objects.requireNonNull(vertx);
+    this.frames = Objects.requireNonNull(frames);
+    this.subscribers = Objects.requireNonNull(subscribers);
   }
 
-  static void pushIncoming(Vertx vertx, Frames frames, String recipient, DmContainer incoming) {
-    ObjectNode payload = frames.object()
+  /** The hub entry of {@code IncomingDirectMessage} for {@code recipient}, or null. */
+  HubEntry incomingEntry(String recipient, DmContainer incoming) {
+    return entry(recipient, Ops.EVENT_INCOMING_DIRECT_MESSAGE, incomingKey(incoming), () -> incoming(incoming));
+  }
+
+  /** The hub entry of {@code DmDeliveryStateChanged} for {@code sender}, or null. */
+  HubEntry stateChangedEntry(String sender, String baseKey, DeliveryState state) {
+    return entry(sender, Ops.EVENT_DELIVERY_STATE_CHANGED, stateKey(baseKey, state),
+        () -> stateChanged(baseKey, state));
+  }
+
+  /** The hub entry of {@code DmReadReceipt} for {@code sender}, or null. */
+  HubEntry readReceiptEntry(String sender, DmContainer receipt) {
+    return entry(sender, Ops.EVENT_READ_RECEIPT, receipt.messageKey(), () -> readReceipt(receipt));
+  }
+
+  void pushIncoming(String recipient, DmContainer incoming) {
+    push(recipient, Ops.EVENT_INCOMING_DIRECT_MESSAGE, incoming(incoming));
+  }
+
+  void pushStateChanged(String sender, String baseKey, DeliveryState state) {
+    push(sender, Ops.EVENT_DELIVERY_STATE_CHANGED, stateChanged(baseKey, state));
+  }
+
+  void pushReadReceipt(String sender, DmContainer receipt) {
+    push(sender, Ops.EVENT_READ_RECEIPT, readReceipt(receipt));
+  }
+
+  private ObjectNode incoming(DmContainer incoming) {
+    return frames.object()
         .put("messageKey", incoming.messageKey())
         .put("baseKey", incoming.baseKey())
         .put("blobB64", Base64.getEncoder().encodeToString(incoming.bytes()));
-    publish(vertx, frames, recipient, Ops.EVENT_INCOMING_DIRECT_MESSAGE, payload,
-        incoming.messageKey() + "|r" + incoming.revision());
   }
 
-  static void pushStateChanged(Vertx vertx, Frames frames, String sender, String baseKey, DeliveryState state) {
-    ObjectNode payload = frames.object()
+  private static String incomingKey(DmContainer incoming) {
+    return incoming.messageKey() + "|r" + incoming.revision();
+  }
+
+  private ObjectNode stateChanged(String baseKey, DeliveryState state) {
+    return frames.object()
         .put("outgoingKey", DmKeys.outgoingKey(baseKey))
         .put("baseKey", baseKey)
         .put("deliveryState", state.wire());
-    publish(vertx, frames, sender, Ops.EVENT_DELIVERY_STATE_CHANGED, payload,
-        DmKeys.outgoingKey(baseKey) + "|" + state.wire());
   }
 
-  static void pushReadReceipt(Vertx vertx, Frames frames, String sender, DmContainer receipt) {
-    ObjectNode payload = frames.object().put("baseKey", receipt.ref()).put("readerLogin", receipt.from())
+  private static String stateKey(String baseKey, DeliveryState state) {
+    return DmKeys.outgoingKey(baseKey) + "|" + state.wire();
+  }
+
+  private ObjectNode readReceipt(DmContainer receipt) {
+    return frames.object().put("baseKey", receipt.ref()).put("readerLogin", receipt.from())
         .put("readAtMs", receipt.createdAtMs());
-    publish(vertx, frames, sender, Ops.EVENT_READ_RECEIPT, payload, receipt.messageKey());
   }
 
-  private static void publish(Vertx vertx, Frames frames, String login, String op, ObjectNode payload,
-      String key) {
+  private HubEntry entry(String login, String op, String key, Supplier<ObjectNode> payload) {
+    if (!subscribers.mayPoll(login)) {
+      return null;
+    }
     String eventKey = op + "|" + key;
+    return new HubEntry(login, eventKey, frames.hubEvent(op, payload.get(), eventKey));
+  }
+
+  private void push(String login, String op, ObjectNode payload) {
     vertx.eventBus().publish(Addresses.userEvents(login), frames.event(op, payload));
-    vertx.eventBus().send(Addresses.HUB_ENQUEUE, new HubEvent(login, eventKey, op, payload), LOCAL);
+    if (subscribers.mayPoll(login)) {
+      vertx.eventBus().publish(Addresses.hubWake(login), op);
+    }
   }
 }

@@ -5,6 +5,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Supplier;
 import org.shine.server.config.AppConfig;
 import org.shine.server.directory.DirectoryCache;
 import org.shine.server.dm.DmKind;
@@ -17,7 +18,8 @@ import org.shine.server.model.StoredUser;
 /**
  * Takes a checked pair into the sender's store (seed §4 step 3): the sender's copy with its delivery row and
  * outbox item, plus the recipient's copy when this server is one of the recipient's routes (then the pair is
- * {@code delivered} in the same transaction). A reserved first attempt holds the new row's lease.
+ * {@code delivered} in the same transaction, and the recipient's hub entry is written with it). A reserved first
+ * attempt holds the new row's lease.
  */
 final class PairIntake {
   private final AppConfig config;
@@ -25,8 +27,11 @@ final class PairIntake {
   private final CopyStore copies;
   private final EngineClient attempts;
   private final Clock clock;
+  private final Events events;
 
-  PairIntake(AppConfig config, DirectoryCache directory, CopyStore copies, EngineClient attempts, Clock clock) {
+  PairIntake(AppConfig config, DirectoryCache directory, CopyStore copies, EngineClient attempts, Clock clock,
+      Events events) {
+    this.events = Objects.requireNonNull(events);
     this.config = Objects.requireNonNull(config);
     this.directory = Objects.requireNonNull(directory);
     this.copies = Objects.requireNonNull(copies);
@@ -69,14 +74,17 @@ final class PairIntake {
       DeliveryPlan plan, boolean attemptReserved, Runnable checkNew) {
     boolean recipientHere = recipient.servedBy(config.serverLogin());
     CopyKey senderCopy = new CopyKey(pair.from(), pair.baseKey());
-    List<CopyWrite> writes = new ArrayList<>(2);
-    writes.add(new CopyWrite(senderCopy, DmKind.OUTGOING, pair.to(), pair.outgoing().createdAtMs(), pair.revision(),
-        pair.outgoing().bytes(), pair.incoming().bytes(), plan, synced));
     CopyKey recipientCopy = new CopyKey(pair.to(), pair.baseKey());
-    if (recipientHere) {
-      writes.add(CopyWrite.incoming(recipientCopy, pair.from(), pair.outgoing().createdAtMs(), pair.revision(),
-          pair.incoming().bytes(), false));
-    }
+    Supplier<List<CopyWrite>> writes = () -> {
+      List<CopyWrite> both = new ArrayList<>(2);
+      both.add(new CopyWrite(senderCopy, DmKind.OUTGOING, pair.to(), pair.outgoing().createdAtMs(), pair.revision(),
+          pair.outgoing().bytes(), pair.incoming().bytes(), plan, synced));
+      if (recipientHere) {
+        both.add(CopyWrite.incoming(recipientCopy, pair.from(), pair.outgoing().createdAtMs(), pair.revision(),
+            pair.incoming().bytes(), false, events.incomingEntry(pair.to(), pair.incoming())));
+      }
+      return both;
+    };
     return copies.store(senderCopy, pair.revision(), pair.outgoing().bytes(), pair.incoming().bytes(),
             List.of(pair.outgoing(), pair.incoming()), sender.verifier(), writes, checkNew)
         .map(outcome -> {

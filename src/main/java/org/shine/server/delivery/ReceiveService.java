@@ -1,10 +1,11 @@
 package org.shine.server.delivery;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DeliveryRepository;
@@ -33,7 +34,7 @@ import org.shine.server.protocol.Status;
  * is the owner's sibling.
  */
 public final class ReceiveService {
-  private final Vertx vertx;
+  private final Events events;
   private final AppConfig config;
   private final PairIntake intake;
   private final CopyStore copies;
@@ -46,11 +47,11 @@ public final class ReceiveService {
   private final SignalService signals;
   private final ClockSkew skew;
 
-  ReceiveService(Vertx vertx, AppConfig config, PairIntake intake, CopyStore copies, EngineClient attempts,
+  ReceiveService(Events events, AppConfig config, PairIntake intake, CopyStore copies, EngineClient attempts,
       DeliveryRepository deliveries, PeerCalls peers, Frames frames, Clock clock, SignalService signals,
       ClockSkew skew) {
     this.skew = Objects.requireNonNull(skew);
-    this.vertx = Objects.requireNonNull(vertx);
+    this.events = Objects.requireNonNull(events);
     this.config = Objects.requireNonNull(config);
     this.intake = Objects.requireNonNull(intake);
     this.copies = Objects.requireNonNull(copies);
@@ -99,11 +100,13 @@ public final class ReceiveService {
       CopyKey key = new CopyKey(incoming.to(), incoming.baseKey());
       boolean synced = fromSibling(owner.result(), command.sourceServerLogin());
       return copies.store(key, incoming.revision(), incoming.bytes(), null, List.of(incoming),
-              author.result().verifier(), List.of(CopyWrite.incoming(key, incoming.from(), incoming.createdAtMs(),
-                  incoming.revision(), incoming.bytes(), synced)), skew.forServerOp(incoming))
+              author.result().verifier(), () -> List.of(CopyWrite.incoming(key, incoming.from(),
+                  incoming.createdAtMs(), incoming.revision(), incoming.bytes(), synced,
+                  events.incomingEntry(incoming.to(), incoming))),
+              skew.forServerOp(incoming))
           .map(outcome -> {
             if (outcome.wrote(key)) {
-              Events.pushIncoming(vertx, frames, incoming.to(), incoming);
+              events.pushIncoming(incoming.to(), incoming);
             }
             return incoming.messageKey();
           });
@@ -126,7 +129,7 @@ public final class ReceiveService {
       return intake.store(pair, sender.result(), recipient.result(), synced, skew.forServerOp(pair.outgoing()));
     }).map(stored -> {
       if (stored.recipientCopyWritten()) {
-        Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());
+        events.pushIncoming(pair.to(), pair.incoming());
       }
       if (stored.firstAttempt() != null) {
         attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), true, null));
@@ -188,7 +191,7 @@ public final class ReceiveService {
             skew.forServerOp(pair.outgoing())))
         .map(stored -> {
           if (stored.recipientCopyWritten()) {
-            Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());
+            events.pushIncoming(pair.to(), pair.incoming());
           }
           return null;
         });
@@ -205,13 +208,46 @@ public final class ReceiveService {
       return Future.succeededFuture(new DeliveryPlan(DeliveryState.ACCEPTED, acceptedAt, attempt - 1,
           schedule.dueAt(acceptedAt, attempt), 0));
     }
-    return deliveries.latestState(pair.from(), pair.baseKey()).compose(local -> local.isPresent()
-        // stored already: the plan is not used, the existing row is never reopened
-        ? Future.succeededFuture(new DeliveryPlan(local.get(), acceptedAt, schedule.attempts(), null, 0))
-        : peers.call(sourceUrl, Ops.GET_DM_DELIVERY_STATUS,
-                frames.object().put("messageKey", pair.outgoing().messageKey()))
-            .map(status -> new DeliveryPlan(status.path("delivered").asBoolean(false) ? DeliveryState.DELIVERED
-                : DeliveryState.FAILED, acceptedAt, schedule.attempts(), null, 0)));
+    return deliveries.latestRow(pair.from(), pair.baseKey()).compose(local -> {
+      if (local.isPresent() && local.get().revision() >= pair.revision()) {
+        // stored already: this plan is not written, and the stored row is never reopened
+        return Future.succeededFuture(aged(local.get().state(), acceptedAt));
+      }
+      // new here, or a newer revision than the one stored (whose row may still be accepted): the source decides
+      return peers.call(sourceUrl, Ops.GET_DM_DELIVERY_STATUS,
+              frames.object().put("messageKey", pair.outgoing().messageKey()))
+          .map(status -> aged(sourceState(status), acceptedAt));
+    });
+  }
+
+  /**
+   * The source's answer to {@code GetDmDeliveryStatus}: its v2 {@code state} when it names one; from an old peer
+   * (no {@code state}, or one this server does not know), {@code delivered} read as before: delivered or failed.
+   */
+  static DeliveryState sourceState(JsonNode status) {
+    JsonNode state = status.path("state");
+    if (state.isTextual()) {
+      for (DeliveryState known : DeliveryState.values()) {
+        if (known.wire().equals(state.asText())) {
+          return known;
+        }
+      }
+    }
+    return status.path("delivered").asBoolean(false) ? DeliveryState.DELIVERED : DeliveryState.FAILED;
+  }
+
+  /**
+   * The row of a pair older than the last schedule point: final as the source says, or, while the source is still
+   * trying, the last schedule point counted from now (PROTOCOL §8 v2). The source's own last attempt comes within
+   * one schedule span from now, so ours, which asks the source first, comes no earlier and finds its final state.
+   */
+  private DeliveryPlan aged(DeliveryState state, long createdAtMs) {
+    if (state == DeliveryState.ACCEPTED) {
+      long now = clock.millis();
+      return new DeliveryPlan(DeliveryState.ACCEPTED, now, schedule.attempts() - 1,
+          schedule.dueAt(now, schedule.attempts()), 0);
+    }
+    return new DeliveryPlan(state, createdAtMs, schedule.attempts(), null, 0);
   }
 
   /** {@code known}: this server holds the sender's copy; {@code delivered}: its latest revision is delivered. */
@@ -222,10 +258,10 @@ public final class ReceiveService {
           "messageKey must be an outgoing key from|to|createdAtMs|nonce|2 (or a read receipt's, ...|3)"));
     }
     String baseKey = key.baseKey();
-    Future<java.util.Optional<DeliveryState>> state = key.kind() == DmKind.OUTGOING.code()
+    Future<Optional<DeliveryState>> state = key.kind() == DmKind.OUTGOING.code()
         ? deliveries.status(key.from(), baseKey) : deliveries.stateOf(baseKey, 0);
     return state.map(s -> new DeliveryStatus(messageKey, s.isPresent(),
-        s.map(value -> value == DeliveryState.DELIVERED).orElse(false)));
+        s.map(value -> value == DeliveryState.DELIVERED).orElse(false), s.orElse(null)));
   }
 
   private void requireServed(StoredUser user) {

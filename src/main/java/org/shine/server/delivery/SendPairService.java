@@ -1,13 +1,11 @@
 package org.shine.server.delivery;
 
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.util.Objects;
 import org.shine.server.dm.DmKeys;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.model.StoredUser;
 import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 
@@ -17,17 +15,15 @@ import org.shine.server.protocol.Status;
  * ACK or when every route has failed; the engine then forwards the pair to the sender's sibling.
  */
 public final class SendPairService {
-  private final Vertx vertx;
   private final PairIntake intake;
   private final EngineClient engine;
-  private final Frames frames;
+  private final Events events;
   private final ClockSkew skew;
 
-  SendPairService(Vertx vertx, PairIntake intake, EngineClient engine, Frames frames, ClockSkew skew) {
-    this.vertx = Objects.requireNonNull(vertx);
+  SendPairService(PairIntake intake, EngineClient engine, Events events, ClockSkew skew) {
     this.intake = Objects.requireNonNull(intake);
     this.engine = Objects.requireNonNull(engine);
-    this.frames = Objects.requireNonNull(frames);
+    this.events = Objects.requireNonNull(events);
     this.skew = Objects.requireNonNull(skew);
   }
 
@@ -45,7 +41,7 @@ public final class SendPairService {
             skew.forSession(pair.outgoing())))
         .compose(stored -> {
           if (stored.recipientCopyWritten()) {
-            Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());
+            events.pushIncoming(pair.to(), pair.incoming());
           }
           // seed §4 step 7: a newly stored pair goes to the sender's sibling after the first attempt
           ForwardRequest forward = stored.written() ? new ForwardRequest(pair.from(), pair.baseKey(),

@@ -1,7 +1,6 @@
 package org.shine.server.delivery;
 
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
 import java.time.Clock;
 import java.util.Arrays;
 import java.util.Objects;
@@ -11,28 +10,27 @@ import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKind;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.model.HubEntry;
 import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 
 /**
  * Stores read receipts and tombstones for an owner, idempotently: identical bytes are an ACK answered before any
- * signature check, other bytes under the same key are a 409. A receipt stored for the original sender is
- * pushed to the sender's sessions as {@code DmReadReceipt}. Confined to one event loop.
+ * signature check, other bytes under the same key are a 409. A receipt stored for the original sender is an
+ * event for the sender, {@code DmReadReceipt}: its hub entry is written with it, and it is pushed to the sender's
+ * sessions after the commit. Confined to one event loop.
  */
 final class SignalStore {
-  private final Vertx vertx;
   private final SignalRepository signals;
-  private final Frames frames;
+  private final Events events;
   private final Clock clock;
   private final SignatureVerifier verifier;
 
-  SignalStore(Vertx vertx, SignalRepository signals, Frames frames, Clock clock, SignatureVerifier verifier) {
+  SignalStore(SignalRepository signals, Events events, Clock clock, SignatureVerifier verifier) {
     this.verifier = Objects.requireNonNull(verifier);
-    this.vertx = Objects.requireNonNull(vertx);
     this.signals = Objects.requireNonNull(signals);
-    this.frames = Objects.requireNonNull(frames);
+    this.events = Objects.requireNonNull(events);
     this.clock = Objects.requireNonNull(clock);
   }
 
@@ -57,12 +55,18 @@ final class SignalStore {
         }
         Signal signal = new Signal(container.messageKey(), container.kind().code(), container.from(),
             container.ref(), container.createdAtMs(), container.bytes());
-        return signals.store(owner, signal, synced, deliverAs, leaseUntilMs, clock.millis());
+        HubEntry hub = readBySender(owner, container) ? events.readReceiptEntry(owner, container) : null;
+        return signals.store(owner, signal, synced, deliverAs, leaseUntilMs, clock.millis(), hub);
       });
     }).onSuccess(isNew -> {
-      if (isNew && container.kind() == DmKind.READ_RECEIPT && owner.equals(container.to())) {
-        Events.pushReadReceipt(vertx, frames, owner, container);
+      if (isNew && readBySender(owner, container)) {
+        events.pushReadReceipt(owner, container);
       }
     });
+  }
+
+  /** A receipt stored for the original sender is an event for the sender ({@code DmReadReceipt}). */
+  private static boolean readBySender(String owner, DmContainer container) {
+    return container.kind() == DmKind.READ_RECEIPT && owner.equals(container.to());
   }
 }

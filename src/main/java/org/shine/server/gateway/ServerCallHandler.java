@@ -1,6 +1,7 @@
 package org.shine.server.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.EventBus;
 import java.util.Objects;
@@ -52,7 +53,11 @@ final class ServerCallHandler {
   Future<JsonNode> getDmDeliveryStatus(Session session, JsonNode payload) {
     String messageKey = Fields.of(payload, "payload", Set.of("messageKey")).requiredString("messageKey");
     return BusReplies.<DeliveryStatus>request(bus, Addresses.DM_STATUS, messageKey)
-        .map(status -> frames.object().put("messageKey", status.messageKey()).put("known", status.known())
-            .put("delivered", status.delivered()));
+        .map(status -> {
+          ObjectNode answer = frames.object().put("messageKey", status.messageKey()).put("known", status.known())
+              .put("delivered", status.delivered());
+          // v2 (PROTOCOL §6): tells "still trying" from "failed"; an old caller ignores it
+          return status.state() == null ? answer : answer.put("state", status.state().wire());
+        });
   }
 }

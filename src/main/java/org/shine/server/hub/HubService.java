@@ -137,7 +137,7 @@ public final class HubService {
             result.tryFail(ar.cause());
           } else if (ar.result().isPresent() && !result.tryComplete(ar.result().get())) {
             // the wait ended while this look was in flight: give the event back rather than hide it unseen
-            hub.release(ar.result().get().deliveryId());
+            hub.release(login, ar.result().get().deliveryId());
           }
         });
       };

@@ -5,13 +5,20 @@ import org.shine.server.dm.DmKind;
 /**
  * One copy to write: the sender's OUTGOING copy (with {@code pairBlob}, the incoming copy it delivers, and the
  * {@code plan} of its new delivery row) or a recipient's INCOMING copy ({@code pairBlob} and {@code plan} null).
+ * {@code hub} is the hub queue entry written with the copy (its owner polls), or null.
  */
 public record CopyWrite(CopyKey key, DmKind direction, String peer, long createdAtMs, long revision, byte[] blob,
-    byte[] pairBlob, DeliveryPlan plan, boolean synced) {
+    byte[] pairBlob, DeliveryPlan plan, boolean synced, HubEntry hub) {
 
-  /** A recipient's incoming copy. */
+  /** A copy without a hub entry. */
+  public CopyWrite(CopyKey key, DmKind direction, String peer, long createdAtMs, long revision, byte[] blob,
+      byte[] pairBlob, DeliveryPlan plan, boolean synced) {
+    this(key, direction, peer, createdAtMs, revision, blob, pairBlob, plan, synced, null);
+  }
+
+  /** A recipient's incoming copy, with the hub entry of its {@code IncomingDirectMessage} (or null). */
   public static CopyWrite incoming(CopyKey key, String author, long createdAtMs, long revision, byte[] blob,
-      boolean synced) {
-    return new CopyWrite(key, DmKind.INCOMING, author, createdAtMs, revision, blob, null, null, synced);
+      boolean synced, HubEntry hub) {
+    return new CopyWrite(key, DmKind.INCOMING, author, createdAtMs, revision, blob, null, null, synced, hub);
   }
 }

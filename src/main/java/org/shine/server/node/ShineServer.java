@@ -22,6 +22,7 @@ import org.shine.server.gateway.ConnectionBudget;
 import org.shine.server.gateway.GatewayVerticle;
 import org.shine.server.gateway.SendRateLimiter;
 import org.shine.server.gateway.SessionRegistry;
+import org.shine.server.hub.HubSubscribers;
 import org.shine.server.hub.HubVerticle;
 import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.ops.OpsVerticle;
@@ -42,6 +43,8 @@ public final class ShineServer {
   private static final Logger LOG = LoggerFactory.getLogger(ShineServer.class);
   /** Concurrent long polls of one user on one node (PROTOCOL §10: beyond, 429). */
   private static final int HUB_POLLS_PER_USER = 4;
+  /** Hub subscribers a node keeps in memory; beyond, every user's events get their hub entry built. */
+  private static final int HUB_SUBSCRIBERS_KNOWN = 1_000_000;
   private final Vertx vertx;
   private final AppConfig config;
   private final Clock clock;
@@ -76,6 +79,7 @@ public final class ShineServer {
         config.limits().maxConnections(), System::nanoTime);
     AttemptSlots slots = new AttemptSlots(config.delivery().maxInFlight() + config.delivery().queueCapacity());
     SessionRegistry sessions = new SessionRegistry();
+    HubSubscribers subscribers = new HubSubscribers(HUB_SUBSCRIBERS_KNOWN);
     AppConfig.Instances n = config.instances();
     return Database.prepare(vertx, config.db())
         .onSuccess(v -> health = StorageHealth.open(vertx, config.db()))
@@ -86,11 +90,11 @@ public final class ShineServer {
         .compose(v -> Future.all(
             deploy(() -> new DirectoryVerticle(config, clock, verifier), n.directory()),
             // one engine per node: every delivery instance and the retry timer hand their attempts to it
-            deploy(() -> new DeliveryEngineVerticle(config, clock, verifier, slots, metrics), 1),
-            deploy(() -> new DeliveryVerticle(config, clock, verifier, slots), n.delivery()),
+            deploy(() -> new DeliveryEngineVerticle(config, clock, verifier, slots, subscribers, metrics), 1),
+            deploy(() -> new DeliveryVerticle(config, clock, verifier, slots, subscribers), n.delivery()),
             deploy(() -> new SettingsVerticle(config, clock), 1),
             deploy(() -> new SyncVerticle(config, clock, health), n.sync()),
-            deploy(() -> new HubVerticle(config, clock), n.hub())))
+            deploy(() -> new HubVerticle(config, clock, subscribers), n.hub())))
         .onSuccess(ids -> ids.<String>list().forEach(serviceDeployments::add))
         .compose(v -> deploy(() -> new RetryVerticle(config, clock, slots, health), n.retry()))
         .onSuccess(id -> retryDeployment = id)

@@ -64,9 +64,9 @@ class SignalRaceIT {
 
     // WHEN alice's receipt for the first and her tombstone of the second are stored and committed meanwhile
     assertThat(signals.store("alice", new Signal(received + "|3", 3, "alice", received, now + 5, bytes("r")),
-        false, null, 0, now + 5).await()).isTrue();
+        false, null, 0, now + 5, null).await()).isTrue();
     assertThat(signals.store("alice", new Signal(sent + "|4", 4, "alice", sent + "|2", now + 6, bytes("t")),
-        false, null, 0, now + 6).await()).isTrue();
+        false, null, 0, now + 6, null).await()).isTrue();
     tx.commit().await();
     connection.close().await();
 

@@ -13,7 +13,10 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,6 +39,13 @@ import org.shine.server.util.Json;
 class SyncIT {
   static final String FAST = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,1600],\"workerPeriodMs\":50,"
       + "\"callTimeoutMs\":1000,\"leaseMs\":3000},\"sync\":{\"periodMs\":200,\"pageSize\":50}}";
+  /** FAST with a last point 4 s out, so a row that joins it stays accepted long enough to be looked at. */
+  static final String LONG_LAST_POINT = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,4000],\"workerPeriodMs\":50,"
+      + "\"callTimeoutMs\":1000,\"leaseMs\":3000},\"sync\":{\"periodMs\":200,\"pageSize\":50}}";
+  /** No retry ticks in a test's time (accepted rows stay as they were stored), a last point 3 s out. */
+  static final String NO_WORKER_TICKS = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,3000],"
+      + "\"workerPeriodMs\":600000,\"callTimeoutMs\":1000,\"leaseMs\":3000},"
+      + "\"sync\":{\"periodMs\":200,\"pageSize\":50}}";
   private static final String RECEIVE = "ReceiveIncomingMessage";
   private TestWorld world;
 
@@ -144,8 +154,8 @@ class SyncIT {
     SignedPair good2 = alice.pairTo(bob, "good two");
     SignedPair forged = ShineClient.signPair(alice.login(), TestUser.create("mallory").key(), bob.login(),
         System.currentTimeMillis(), ShineClient.randomNonce(), 0, "forged".getBytes(StandardCharsets.UTF_8));
-    List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
-    List<JsonNode> dmAcks = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<String> order = new CopyOnWriteArrayList<>();
+    List<JsonNode> dmAcks = new CopyOnWriteArrayList<>();
     AtomicInteger settingsPages = new AtomicInteger();
     source.respond("UserSettingsSyncBatch", (op, p) -> {
       order.add(op);
@@ -268,6 +278,91 @@ class SyncIT {
   }
 
   @Test
+  @DisplayName("an old pair whose source is still trying joins the last schedule point here and is never failed;"
+      + " an old peer without state is read as before")
+  void sourceStillTryingJoinsTheLastPoint(Vertx vertx) {
+    // GIVEN alice's first server (a stub) still trying an old pair, and bob's only server refusing everything
+    StubPeer source = world.stub();
+    StubPeer dead = world.stub()
+        .respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
+    TestServer s2 = world.server("s2", LONG_LAST_POINT);
+    TestUser alice = TestUser.create("alice");
+    TestUser bob = TestUser.create("bob");
+    alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
+    bob.publish(vertx, List.of(Map.entry("b1", dead.url())), 1, s2.url());
+    long createdAt = System.currentTimeMillis() - 20_000;
+    SignedPair trying = aged(alice, bob, createdAt, "the source is still trying");
+    SignedPair legacy = aged(alice, bob, createdAt, "an old source says not delivered");
+    AtomicBoolean sourceDelivered = new AtomicBoolean();
+    source.respond("GetDmDeliveryStatus", (op, p) -> {
+      boolean legacyKey = p.get("messageKey").asText().equals(legacy.outgoing().messageKey());
+      ObjectNode status = Json.MAPPER.createObjectNode().put("messageKey", p.get("messageKey").asText())
+          .put("known", true).put("delivered", !legacyKey && sourceDelivered.get());
+      // the old peer answers without state; the v2 one tells "still trying" from "failed"
+      return legacyKey ? status : status.put("state", sourceDelivered.get() ? "delivered" : "accepted");
+    });
+    serveOnce(source, List.of(Map.entry(21L, trying), Map.entry(22L, legacy)), alice);
+
+    // WHEN s2 pulls both
+    Sql sql = world.sql(s2);
+    Eventually.until("s2 stores both pairs", 10_000, () -> sql.state(trying) != null && sql.state(legacy) != null);
+
+    // THEN the one still in flight at the source waits for the last point, the old peer's answer is final
+    var row = sql.rows("SELECT state, attempts, next_attempt_at_ms FROM dm_delivery WHERE base_key = $1",
+        trying.outgoing().baseKey()).iterator().next();
+    assertThat(row.getString("state")).isEqualTo("accepted");
+    assertThat(row.getInteger("attempts")).isEqualTo(4);
+    assertThat(row.getLong("next_attempt_at_ms")).isGreaterThan(System.currentTimeMillis());
+    assertThat(sql.state(legacy)).isEqualTo("failed");
+
+    // AND when the source has delivered it by then, the last point takes that from the source without a send
+    sourceDelivered.set(true);
+    Eventually.until("the last point asks the source and finds it delivered", 15_000,
+        () -> "delivered".equals(sql.state(trying)));
+    assertThat(dead.count(RECEIVE)).isZero();
+  }
+
+  @Test
+  @DisplayName("a newer revision arriving by sync while the stored one is still accepted gets a row of its own")
+  void newerRevisionBySyncWhileAccepted(Vertx vertx) {
+    // GIVEN s2 holds revision 0 of a pair, still accepted (young when it came; no worker tick since)
+    StubPeer source = world.stub();
+    StubPeer dead = world.stub()
+        .respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
+    TestServer s2 = world.server("s2", NO_WORKER_TICKS);
+    TestUser alice = TestUser.create("alice");
+    TestUser bob = TestUser.create("bob");
+    alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
+    bob.publish(vertx, List.of(Map.entry("b1", dead.url())), 1, s2.url());
+    long createdAt = System.currentTimeMillis() - 1_000;
+    long nonce = ShineClient.randomNonce();
+    SignedPair first = ShineClient.signPair(alice.login(), alice.key(), bob.login(), createdAt, nonce, 0,
+        "first words".getBytes(StandardCharsets.UTF_8));
+    SignedPair edited = ShineClient.signPair(alice.login(), alice.key(), bob.login(), createdAt, nonce, 1,
+        "second thoughts".getBytes(StandardCharsets.UTF_8));
+    source.respond("GetDmDeliveryStatus", (op, p) -> Json.MAPPER.createObjectNode()
+        .put("messageKey", p.get("messageKey").asText()).put("known", true).put("delivered", true)
+        .put("state", "delivered"));
+    List<JsonNode> acks = serveOnce(source, List.of(Map.entry(31L, first)), alice);
+    Sql sql = world.sql(s2);
+    Eventually.until("revision 0 is stored", 10_000, () -> sql.state(first) != null);
+    assertThat(sql.state(first)).isEqualTo("accepted");
+
+    // WHEN the edit arrives by sync once the last schedule point has passed
+    Eventually.until("the pair is older than the last schedule point", 5_000,
+        () -> System.currentTimeMillis() > createdAt + 3_100);
+    serveOnce(source, List.of(Map.entry(32L, edited)), alice, acks);
+
+    // THEN it is stored and ACKed, with a delivery row of its own as the source says, and no 500
+    Eventually.until("the edit is ACKed", 10_000, () -> acks.stream().anyMatch(a -> a.toString().contains("32")));
+    List<String> states = new ArrayList<>();
+    sql.rows("SELECT revision, state FROM dm_delivery WHERE base_key = $1 ORDER BY revision",
+        first.outgoing().baseKey()).forEach(r -> states.add(r.getLong("revision") + ":" + r.getString("state")));
+    assertThat(states).containsExactly("0:accepted", "1:delivered");
+    assertThat(sql.count("SELECT max(revision) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(1);
+  }
+
+  @Test
   @DisplayName("when the connection drops before the ACK, the page comes again and is stored once")
   void droppedAckPageStoredOnce(Vertx vertx) {
     StubPeer source = world.stub();
@@ -277,7 +372,7 @@ class SyncIT {
     alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
     bob.publish(vertx, List.of(Map.entry("s2", s2.url())), 1, s2.url());
     SignedPair pair = alice.pairTo(bob, "say it twice");
-    List<JsonNode> requests = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<JsonNode> requests = new CopyOnWriteArrayList<>();
     AtomicInteger dropped = new AtomicInteger();
     source.respond("UserSettingsSyncBatch", (op, p) -> Json.MAPPER.createObjectNode().put("hasMore", false)
         .set("items", Json.MAPPER.createArrayNode()));
@@ -342,6 +437,35 @@ class SyncIT {
   }
 
   // ---- helpers
+
+  private static SignedPair aged(TestUser from, TestUser to, long createdAtMs, String text) {
+    return ShineClient.signPair(from.login(), from.key(), to.login(), createdAtMs, ShineClient.randomNonce(), 0,
+        text.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** The source serves these items on every page until each is ACKed; answers the ACK lists it got. */
+  private static List<JsonNode> serveOnce(StubPeer source, List<Map.Entry<Long, SignedPair>> items, TestUser owner) {
+    return serveOnce(source, items, owner, new CopyOnWriteArrayList<>());
+  }
+
+  private static List<JsonNode> serveOnce(StubPeer source, List<Map.Entry<Long, SignedPair>> items, TestUser owner,
+      List<JsonNode> acks) {
+    Map<Long, SignedPair> pending = new ConcurrentHashMap<>();
+    items.forEach(e -> pending.put(e.getKey(), e.getValue()));
+    source.respond("UserSettingsSyncBatch", (op, p) -> Json.MAPPER.createObjectNode().put("hasMore", false)
+        .set("items", Json.MAPPER.createArrayNode()));
+    source.respond("DmSyncBatch", (op, p) -> {
+      acks.add(p.get("ackSyncIds"));
+      p.get("ackSyncIds").forEach(id -> pending.remove(id.asLong()));
+      ObjectNode page = Json.MAPPER.createObjectNode().put("hasMore", false);
+      ArrayNode out = page.putArray("items");
+      if (p.get("limit").asInt() > 0) {
+        pending.forEach((syncId, pair) -> addPair(out, syncId, owner, pair));
+      }
+      return page;
+    });
+    return acks;
+  }
 
   private static void addPair(ArrayNode items, long syncId, TestUser owner, SignedPair pair) {
     items.addObject().put("syncId", syncId).put("owner", owner.login()).put("type", "pair").putArray("blobsB64")
