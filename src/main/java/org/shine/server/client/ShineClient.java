@@ -37,6 +37,7 @@ public final class ShineClient {
   private final WebSocketClient wsClient;
   private final Map<String, Promise<JsonNode>> pending = new ConcurrentHashMap<>();
   private final List<Consumer<JsonNode>> eventListeners = new CopyOnWriteArrayList<>();
+  private final List<Runnable> closeListeners = new CopyOnWriteArrayList<>();
   private WebSocket socket;
   private final AtomicLong nextId = new AtomicLong();
   private volatile Consumer<JsonNode> rawListener = frame -> { };
@@ -62,7 +63,10 @@ public final class ShineClient {
     return client.wsClient.connect(WsUrls.connectOptions(url)).map(ws -> {
       client.socket = ws;
       ws.textMessageHandler(client::onFrame);
-      ws.closeHandler(v -> client.failPending("connection closed"));
+      ws.closeHandler(v -> {
+        client.failPending("connection closed");
+        client.closeListeners.forEach(Runnable::run);
+      });
       return client;
     });
   }
@@ -70,6 +74,12 @@ public final class ShineClient {
   /** Listens to server-pushed events ({@code op} + {@code payload}, no {@code requestId}). */
   public ShineClient onEvent(Consumer<JsonNode> listener) {
     eventListeners.add(listener);
+    return this;
+  }
+
+  /** Runs when the connection closes, whichever side closed it (after pending requests have failed). */
+  public ShineClient onClose(Runnable listener) {
+    closeListeners.add(listener);
     return this;
   }
 
