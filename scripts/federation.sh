@@ -103,7 +103,7 @@ wait_federation() {
     line="federation: healthy ${healthy}/${#SERVERS[@]} (${up[*]:-none}), server sessions ${sessions}/${total}, $((SECONDS - started)) s"
     if [ -t 2 ]; then printf '\r\033[2K%s' "$line" >&2; else printf '%s\n' "$line" >&2; fi
     [ "$healthy" = "${#SERVERS[@]}" ] && [ "$sessions" = "$total" ] && break
-    [ $((SECONDS - started)) -ge 60 ] && { [ -t 2 ] && echo >&2; die "federation not up after 60 s; see $DIR/*.log"; }
+    [ $((SECONDS - started)) -ge 180 ] && { [ -t 2 ] && echo >&2; die "federation not up after 180 s; see $DIR/*.log"; }
     sleep 1
   done
   [ -t 2 ] && echo >&2

@@ -142,9 +142,15 @@ final class BenchCommand {
     @Option(names = "--server-pid", paramLabel = "PID", description = "the server process, for its RSS")
     Long serverPid;
 
+    private final CliContext context;
+
+    HubPolls(CliContext context) {
+      this.context = context;
+    }
+
     @Override
     public Integer call() throws Exception {
-      return HubBench.polls(server, polls, wake, serverPid);
+      return HubBench.polls(server, polls, wake, serverPid, context);
     }
   }
 

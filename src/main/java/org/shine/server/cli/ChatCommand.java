@@ -63,9 +63,9 @@ final class ChatCommand extends ClientCommand.UserCommand {
     super(context);
   }
 
-  /** A message of the user on screen: its line and its tick now. */
+  /** A message of the user: its line on screen (-1: not printed yet) and its tick now. */
   private static final class Mine {
-    final int line;
+    int line;
     final MessageView view;
     Tick tick;
 
@@ -188,7 +188,9 @@ final class ChatCommand extends ClientCommand.UserCommand {
         ShineClient.randomNonce(), 0, MessageBody.encode(text));
     MessageView view = new MessageView(pair.outgoing().baseKey(), user.login(), peer, pair.outgoing().createdAtMs(),
         0, text);
-    mine.put(view.baseKey(), new Mine(screen.print(ownLine(view, Tick.SENDING)), view, Tick.SENDING));
+    // on a terminal the line shows at once and its tick changes in place; piped, it is printed with the answer
+    int line = screen.terminal() ? screen.print(ownLine(view, Tick.SENDING)) : -1;
+    mine.put(view.baseKey(), new Mine(line, view, Tick.SENDING));
     unanswered.put(view.baseKey(), pair);
     submit(pair);
   }
@@ -256,8 +258,13 @@ final class ChatCommand extends ClientCommand.UserCommand {
       return;
     }
     Tick next = message.tick.then(reported);
-    if (next != message.tick) {
-      message.tick = next;
+    if (next == message.tick) {
+      return;
+    }
+    message.tick = next;
+    if (message.line < 0) {
+      message.line = screen.print(ownLine(message.view, next));
+    } else {
       screen.redraw(message.line, ownLine(message.view, next));
     }
   }

@@ -80,7 +80,7 @@ final class HubBench {
     }
   }
 
-  static int polls(String ws, int polls, int wakes, Long serverPid) throws Exception {
+  static int polls(String ws, int polls, int wakes, Long serverPid, CliContext context) throws Exception {
     String http = ws.replaceFirst("^ws", "http").replaceAll("/ws$", "") + "/hub/v1";
     String pid = serverPid == null ? null : serverPid.toString();
     String tag = Long.toString(System.currentTimeMillis() % 1_000_000, 36);
@@ -96,12 +96,16 @@ final class HubBench {
       System.out.printf(Locale.ROOT, "registering %d hub users...%n", polls);
       List<String> logins = new ArrayList<>();
       List<String> tokens = new ArrayList<>();
-      for (int i = 0; i < polls; i++) {
-        String login = "pr" + tag + "-" + i;
-        KeyFile key = KeyFile.generate(login);
-        admin.publishCard(login, key, routes, 1).await();
-        logins.add(login);
-        tokens.add(token(client, http, login, key, serverLogin));
+      AtomicLong registered = new AtomicLong();
+      try (Progress progress = Progress.start("hub-polls: users registered", context, polls, registered::get)) {
+        for (int i = 0; i < polls; i++) {
+          String login = "pr" + tag + "-" + i;
+          KeyFile key = KeyFile.generate(login);
+          admin.publishCard(login, key, routes, 1).await();
+          tokens.add(token(client, http, login, key, serverLogin));
+          logins.add(login);
+          registered.incrementAndGet();
+        }
       }
       long rssBefore = pid != null ? rssKb(pid) : 0;
       System.out.printf(Locale.ROOT, "opening %d long polls (waitS=30)...%n", polls);
