@@ -89,6 +89,7 @@ final class ChatCommand extends ClientCommand.UserCommand {
     screen = new ChatScreen(context.out(), terminal, context.terminal() && !forceTerminal, rows());
     session = new LiveSession(vertx, options.server, user, notice -> offer(() -> screen.print("-- " + notice)),
         true, event -> offer(() -> onEvent(event)), () -> offer(this::caughtUp)).open();
+    requireUser(session.client(), peer);
     screen.print("-- chat with " + peer + " as " + user.login() + " on " + options.server
         + " (Enter sends, /quit or Ctrl-D leaves)");
     showHistory(session.client());
@@ -114,6 +115,18 @@ final class ChatCommand extends ClientCommand.UserCommand {
       session.close();
     }
     return 0;
+  }
+
+  private void requireUser(ShineClient client, String login) {
+    try {
+      ClientSupport.await(client.request("GetUserCard", ShineClient.object().put("login", login)));
+    } catch (ShineClientException e) {
+      if (e.status() == 404) {
+        session.close();
+        throw new CliFailure(CliFailure.NOT_FOUND, "there is no user " + login + " on " + options.server);
+      }
+      throw e;
+    }
   }
 
   private void readLines() {

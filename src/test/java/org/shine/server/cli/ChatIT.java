@@ -135,6 +135,54 @@ class ChatIT {
   }
 
   @Test
+  @DisplayName("the chat survives its server: connection lost, reconnected, and it goes on sending and receiving")
+  void reconnects(Vertx vertx) throws Exception {
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
+    int port = TestServer.freePort();
+    TestServer first = TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port);
+    TestUser alice = TestUser.create("alice").registerOn(vertx, first);
+    TestUser bob = TestUser.create("bob").registerOn(vertx, first);
+    try (Cli.Running chat = Cli.start("client", "chat", "--key", write(alice).toString(), "--server", first.url(),
+        "--peer", "bob")) {
+      Eventually.until("the chat is open", 10_000, () -> chat.out().contains("-- chat with bob"));
+      first.close();
+      Eventually.until("it says so", 10_000, () -> chat.out().contains("-- connection lost to " + first.url()
+          + "; reconnecting"));
+      TestServer second = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port));
+      Eventually.until("it is back", 20_000, () -> chat.out().contains("-- reconnected to " + first.url()));
+
+      chat.type("after the restart");
+      Eventually.until("sent", 10_000, () -> chat.out().contains("alice: after the restart  [✓ delivered]"));
+      ShineClient bobSession = opened.keep(bob.session(vertx, second));
+      bobSession.sendPair(ShineClient.signPair("bob", bob.key(), "alice", System.currentTimeMillis(),
+          ShineClient.randomNonce(), 0, MessageBody.encode("welcome back"))).await();
+      Eventually.until("received", 10_000, () -> chat.out().contains("bob: welcome back"));
+    }
+  }
+
+  @Test
+  @DisplayName("a chat with an unknown user ends at once with exit code 5; a message the server refuses is reported"
+      + " not sent, with the reason, and the chat goes on")
+  void refused(Vertx vertx) throws Exception {
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
+    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
+    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
+    TestUser.create("bob").registerOn(vertx, s1);
+    String key = write(alice).toString();
+    Cli.Result unknown = Cli.run("client", "chat", "--key", key, "--server", s1.url(), "--peer", "nobody");
+    assertThat(unknown.exitCode()).isEqualTo(CliFailure.NOT_FOUND);
+    assertThat(unknown.err()).isEqualTo("error: there is no user nobody on " + s1.url() + "\n");
+
+    try (Cli.Running chat = Cli.start("client", "chat", "--key", key, "--server", s1.url(), "--peer", "bob")) {
+      Eventually.until("the chat is open", 10_000, () -> chat.out().contains("-- chat with bob"));
+      chat.type("x".repeat(70_000));
+      Eventually.until("refused", 10_000, () -> chat.out().contains("the server answered 413"));
+      chat.type("a short one");
+      Eventually.until("the next one goes", 10_000, () -> chat.out().contains("alice: a short one  [✓ delivered]"));
+    }
+  }
+
+  @Test
   @DisplayName("/quit ends the chat with exit code 0")
   void quit(Vertx vertx) throws Exception {
     TestDatabase db = opened.keep(TestDatabase.create(vertx));
