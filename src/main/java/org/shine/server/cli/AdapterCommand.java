@@ -14,6 +14,7 @@ import java.util.concurrent.Callable;
 import org.shine.server.adapter.CommandHandler;
 import org.shine.server.adapter.EventHandler;
 import org.shine.server.adapter.HubAdapter;
+import org.shine.server.adapter.HubClient;
 import org.shine.server.adapter.Inbox;
 import org.shine.server.adapter.PrintHandler;
 import picocli.CommandLine.ArgGroup;
@@ -105,9 +106,13 @@ final class AdapterCommand {
       } catch (ConnectException | HttpConnectTimeoutException e) {
         throw new CliFailure(CliFailure.UNREACHABLE, "cannot reach the hub at " + settings.serverHttpUrl()
             + ": " + (e.getMessage() == null ? "connection refused" : e.getMessage()));
+      } catch (HubClient.HubRefusedException e) {
+        throw new CliFailure(e.status() == 404 ? CliFailure.NOT_FOUND : CliFailure.LOGIN_REFUSED, "the hub at "
+            + settings.serverHttpUrl() + " refused the login of " + user.login() + ": " + CliErrors.describe(e)
+            + (e.status() == 404 || e.status() == 421 ? " (is it a server of " + user.login() + "?)" : ""));
       } catch (IOException e) {
-        throw new CliFailure(CliFailure.LOGIN_REFUSED, "the hub at " + settings.serverHttpUrl() + " refused the"
-            + " login of " + user.login() + ": " + CliErrors.describe(e));
+        throw new CliFailure(CliFailure.UNREACHABLE, "cannot reach the hub at " + settings.serverHttpUrl() + ": "
+            + CliErrors.describe(e));
       }
       context.err().println("adapter receiving for " + user.login() + " from " + settings.serverHttpUrl()
           + " (Ctrl-C to stop)");

@@ -269,6 +269,48 @@ class ClientCommandIT {
     }
   }
 
+  @Test
+  @DisplayName("adapter run: a server down at start is exit code 3 in one line, a user it does not know exit code 5,"
+      + " and a user of the server gets its events (the server given by its ws:// URL)")
+  void adapter() throws Exception {
+    String down = "http://127.0.0.1:" + TestServer.freePort();
+    assertOneLine(Cli.run("adapter", "run", "--server", down, "--key", bob, "--inbox",
+        dir.resolve("down-inbox.db").toString()), CliFailure.UNREACHABLE, "cannot reach the hub at " + down);
+
+    Path stranger = dir.resolve("nobody-here.key");
+    KeyFile.generate("nobodyhere").write(stranger);
+    Cli.Result refused = Cli.run("adapter", "run", "--server", url, "--key", stranger.toString(), "--inbox",
+        dir.resolve("stranger-inbox.db").toString());
+    assertThat(refused.exitCode()).as(refused.err()).isEqualTo(CliFailure.NOT_FOUND);
+    assertThat(refused.err()).startsWith("error: the hub at ").contains("refused the login of nobodyhere");
+    assertThat(refused.err().lines().count()).isEqualTo(1);
+
+    Path events = dir.resolve("events.jsonl");
+    try (Cli.Running adapter = Cli.start("adapter", "run", "--server", url, "--key", bob, "--inbox",
+        dir.resolve("bob-inbox.db").toString(), "--out", events.toString(), "--wait", "1", "--status-every", "0")) {
+      Eventually.until("the adapter runs", 10_000, () -> adapter.err().contains("adapter receiving for bob"));
+      Cli.run("client", "send", "--key", alice, "--server", url, "--to", "bob", "--text", "over the hub");
+      Eventually.until("the event is written", 15_000, () -> readQuietly(events).lines().anyMatch(line ->
+          line.contains("IncomingDirectMessage") && MessageView.textOf(blobOf(line)).equals("over the hub")));
+    }
+  }
+
+  private static String readQuietly(Path file) {
+    try {
+      return Files.exists(file) ? Files.readString(file) : "";
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  private static String blobOf(String eventLine) {
+    try {
+      return Json.MAPPER.readTree(eventLine).at("/payload/blobB64").asText();
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
   private static String sendJson(String text) throws IOException {
     Cli.Result sent = Cli.run("client", "send", "--key", alice, "--server", url, "--to", "bob", "--text", text,
         "--json");
