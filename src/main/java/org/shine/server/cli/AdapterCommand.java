@@ -114,18 +114,15 @@ final class AdapterCommand {
         throw new CliFailure(CliFailure.UNREACHABLE, "cannot reach the hub at " + settings.serverHttpUrl() + ": "
             + CliErrors.describe(e));
       }
-      context.err().println("adapter receiving for " + user.login() + " from " + settings.serverHttpUrl()
-          + " (Ctrl-C to stop)");
-      Thread waiter = new Thread(() -> {
-        context.awaitStop(Long.MAX_VALUE);
+      context.onStop(() -> {
         try {
           adapter.stop();
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
-      }, "adapter-stop");
-      waiter.setDaemon(true);
-      waiter.start();
+      });
+      context.err().println("adapter receiving for " + user.login() + " from " + settings.serverHttpUrl()
+          + " (Ctrl-C to stop)");
       adapter.awaitTermination();
       return 0;
     }

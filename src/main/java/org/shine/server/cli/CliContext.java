@@ -6,8 +6,10 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -22,6 +24,7 @@ public final class CliContext {
   private final Map<String, String> env;
   private final boolean terminal;
   private final CountDownLatch stopped = new CountDownLatch(1);
+  private final List<Runnable> stopActions = new CopyOnWriteArrayList<>();
 
   public CliContext(InputStream in, PrintStream out, PrintStream err, Map<String, String> env, boolean terminal) {
     this.in = new BufferedReader(new InputStreamReader(Objects.requireNonNull(in), StandardCharsets.UTF_8));
@@ -65,9 +68,25 @@ public final class CliContext {
     return terminal;
   }
 
-  /** Asks a long-running command ({@code listen}, {@code chat}) to end; Ctrl-C does it for the real process. */
+  /**
+   * Asks a long-running command ({@code listen}, {@code chat}, {@code adapter run}) to end, running its {@link
+   * #onStop} actions on this thread; Ctrl-C does it for the real process (in a shutdown hook, which therefore
+   * waits for them).
+   */
   public void stop() {
+    if (stopped.getCount() == 0) {
+      return;
+    }
     stopped.countDown();
+    stopActions.forEach(Runnable::run);
+  }
+
+  /** An action {@link #stop()} runs, such as letting the adapter finish its receive cycle. */
+  public void onStop(Runnable action) {
+    stopActions.add(Objects.requireNonNull(action));
+    if (isStopped() && stopActions.remove(action)) {
+      action.run(); // stopped before the action was registered
+    }
   }
 
   public boolean isStopped() {
