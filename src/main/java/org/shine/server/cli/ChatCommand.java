@@ -52,7 +52,8 @@ final class ChatCommand extends ClientCommand.UserCommand {
 
   private final BlockingQueue<Runnable> work = new ArrayBlockingQueue<>(QUEUE);
   private final Map<String, Mine> mine = bounded();
-  private final Map<String, Boolean> shown = bounded();
+  /** The peer's messages on screen, with the revision shown: a later revision (an edit) is shown again. */
+  private final Map<String, Long> shown = bounded();
   private final Map<String, Boolean> receipted = bounded();
   private final Map<String, ShineClient.SignedPair> unanswered = new LinkedHashMap<>();
   private ChatScreen screen;
@@ -180,11 +181,18 @@ final class ChatCommand extends ClientCommand.UserCommand {
       }
       return;
     }
-    if (shown.putIfAbsent(view.baseKey(), true) == null) {
-      screen.print(view.chatLine(deleted));
-    }
+    showPeers(view, deleted);
     if (!entry.path("read").asBoolean() && !deleted) {
       sendReceipt(view.baseKey());
+    }
+  }
+
+  /** Prints a message of the peer unless that revision of it is on screen already. */
+  private void showPeers(MessageView view, boolean deleted) {
+    Long before = shown.get(view.baseKey());
+    if (before == null || view.revision() > before) {
+      shown.put(view.baseKey(), view.revision());
+      screen.print(view.chatLine(deleted));
     }
   }
 
@@ -234,9 +242,7 @@ final class ChatCommand extends ClientCommand.UserCommand {
       case "IncomingDirectMessage" -> {
         MessageView view = MessageView.of(payload.path("blobB64").asText());
         if (view != null && view.from().equals(peer) && view.to().equals(user.login())) {
-          if (shown.putIfAbsent(view.baseKey(), true) == null) {
-            screen.print(view.chatLine(false));
-          }
+          showPeers(view, false);
           sendReceipt(view.baseKey());
         }
       }

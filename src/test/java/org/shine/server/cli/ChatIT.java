@@ -105,8 +105,9 @@ class ChatIT {
     ShineClient bobSession = opened.keep(bob.session(vertx, s1));
     List<JsonNode> bobEvents = new CopyOnWriteArrayList<>();
     bobSession.onEvent(bobEvents::add);
-    bobSession.sendPair(ShineClient.signPair("bob", bob.key(), "alice", System.currentTimeMillis(),
-        ShineClient.randomNonce(), 0, MessageBody.encode("before you opened"))).await();
+    ShineClient.SignedPair opening = ShineClient.signPair("bob", bob.key(), "alice", System.currentTimeMillis(),
+        ShineClient.randomNonce(), 0, MessageBody.encode("before you opened"));
+    bobSession.sendPair(opening).await();
 
     try (Cli.Running chat = Cli.start("client", "chat", "--key", write(alice).toString(), "--server", s1.url(),
         "--peer", "bob")) {
@@ -121,6 +122,11 @@ class ChatIT {
       Eventually.until("the new message", 10_000, () -> chat.out().contains("bob: an old raw-text body"));
       Eventually.until("its receipt", 10_000, () -> bobEvents.stream()
           .filter(e -> e.path("op").asText().equals("DmReadReceipt")).count() == 2);
+
+      // WHEN bob edits his first message, THEN its new text is shown, marked edited
+      bobSession.sendPair(ShineClient.signPair("bob", bob.key(), "alice", opening.outgoing().createdAtMs(),
+          opening.outgoing().nonce(), 1, MessageBody.encode("before you opened, edited"))).await();
+      Eventually.until("the edit", 10_000, () -> chat.out().contains("bob: before you opened, edited (edited)"));
 
       // WHEN alice types, THEN her line shows the state in words, and bob's read shows as two ticks
       chat.type("hello from the chat");
