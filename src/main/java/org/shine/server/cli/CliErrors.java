@@ -38,6 +38,9 @@ final class CliErrors {
     } else {
       CommandLine.UnmatchedArgumentException.printSuggestions(problem, err);
     }
+    if (!command.getSubcommands().isEmpty() && !(problem instanceof CommandLine.UnmatchedArgumentException)) {
+      err.println("commands: " + String.join(", ", command.getSubcommands().keySet()));
+    }
     err.println("see: java -jar shine-server.jar " + qualifiedName(command) + "--help");
     return CliFailure.USAGE;
   }

@@ -44,6 +44,11 @@ class ShineCliTest {
     assertThat(option.err()).contains("Unknown option: '--txt'", "Did you mean: --text?",
         "see: java -jar shine-server.jar client send --help");
 
+    Cli.Result noSubcommand = Cli.run("client");
+    assertThat(noSubcommand.exitCode()).isEqualTo(2);
+    assertThat(noSubcommand.err()).contains("commands: register, send, history, listen, edit, read, delete,"
+        + " settings, chat");
+
     Cli.Result missing = Cli.run("server");
     assertThat(missing.exitCode()).isEqualTo(2);
     assertThat(missing.err()).contains("Missing required option: '--config=FILE.json'");
