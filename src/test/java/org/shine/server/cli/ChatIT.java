@@ -30,7 +30,8 @@ import org.shine.server.support.TestUser;
 /**
  * {@code client chat} as a user sees it, against real servers: alice chats on s1 with bob, whose only server is s2.
  * The chat runs with its input and output on pipes; {@code --terminal} renders as on a terminal (ANSI colours,
- * ticks redrawn in place), so the test reads exactly what a terminal would be sent.
+ * ticks redrawn in place), so the test reads exactly what a terminal would be sent. One test runs the real process
+ * in a pseudo-terminal ({@code script}), where the chat finds the terminal by itself.
  */
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
@@ -186,6 +187,61 @@ class ChatIT {
       chat.type("a short one");
       Eventually.until("the next one goes", 10_000, () -> chat.out().contains("alice: a short one  [✓ delivered]"));
     }
+  }
+
+  @Test
+  @DisplayName("in a real pseudo-terminal (script) the chat finds the terminal itself: the typed line's echo is"
+      + " replaced by the message, whose tick turns light in place")
+  void realPseudoTerminal(Vertx vertx) throws Exception {
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
+    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
+    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
+    TestUser.create("bob").registerOn(vertx, s1);
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String command = String.join(" ", quote(java), "-cp", quote(System.getProperty("java.class.path")),
+        "org.shine.server.Main", "client", "chat", "--key", quote(write(alice).toString()), "--server", s1.url(),
+        "--peer", "bob");
+    ProcessBuilder builder = new ProcessBuilder("script", "-q", "-e", "-c", command, "/dev/null")
+        .redirectErrorStream(true);
+    builder.environment().put("TERM", "xterm");
+    builder.environment().remove("NO_COLOR");
+    Process process = builder.start();
+    opened.onClose(process::destroyForcibly);
+    StringBuffer screen = new StringBuffer();
+    Thread reader = new Thread(() -> {
+      try (var in = process.getInputStream()) {
+        byte[] buffer = new byte[4096];
+        for (int n; (n = in.read(buffer)) > 0; ) {
+          screen.append(new String(buffer, 0, n, StandardCharsets.UTF_8));
+        }
+      } catch (IOException e) {
+        screen.append("\n(read failed: ").append(e).append(')');
+      }
+    });
+    reader.setDaemon(true);
+    reader.start();
+    var keyboard = process.getOutputStream();
+    Eventually.until("the chat is open", 30_000, () -> screen.toString().contains("-- chat with bob"));
+
+    keyboard.write("hello over a pty\n".getBytes(StandardCharsets.UTF_8));
+    keyboard.flush();
+    Eventually.until("a light tick", 20_000, () -> screen.toString().contains("alice: hello over a pty  "
+        + LIGHT_TICK));
+    String text = screen.toString();
+    int echo = text.indexOf("hello over a pty");
+    int erased = text.indexOf("\u001b[1A\r\u001b[2K", echo);
+    assertThat(echo).as(text).isNotNegative();
+    assertThat(erased).as("the echo of the typed line is erased").isGreaterThan(echo);
+    assertThat(text.indexOf("alice: hello over a pty", erased)).isGreaterThan(erased);
+
+    keyboard.write("/quit\n".getBytes(StandardCharsets.UTF_8));
+    keyboard.flush();
+    assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(process.exitValue()).isZero();
+  }
+
+  private static String quote(String word) {
+    return "'" + word.replace("'", "'\\''") + "'";
   }
 
   @Test
