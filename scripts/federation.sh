@@ -3,7 +3,7 @@
 # (shine_fed_s1..shine_fed_s4), every server configured with the other three as peers, their server keys
 # pinned (each server's key is a key file, run/federation/sN.key, made once with keygen).
 #   scripts/federation.sh start [--fast]   build if needed, start all four, wait for /health and for the
-#                                          servers to log each other in (a line per server session)
+#                                          servers to log each other in (progress every second, a summary)
 #   scripts/federation.sh stop             SIGTERM each (they drain), wait for them to exit
 #   scripts/federation.sh status           which are up
 #   scripts/federation.sh kill sN | start-one sN   stop or (re)start one server, e.g. to watch retries
@@ -76,23 +76,39 @@ wait_healthy() {
   die "$name did not become healthy; see $DIR/$name.log"
 }
 
-# Waits until every other server has opened a server session with $1, and says so.
-wait_sessions() {
-  local name="$1" others=() other from
-  for other in "${SERVERS[@]}"; do [ "$other" = "$name" ] || others+=("$other"); done
-  for _ in $(seq 1 80); do
-    from=()
-    for other in "${others[@]}"; do
-      tail -c +$(($(cat "$DIR/$name.log.offset" 2>/dev/null || echo 0) + 1)) "$DIR/$name.log" 2>/dev/null \
-        | grep -q "server session authenticated \[serverLogin: $other," && from+=("$other")
-    done
-    if [ "${#from[@]}" = "${#others[@]}" ]; then
-      log "$name: server sessions open from ${from[*]}"
-      return 0
-    fi
-    sleep 0.5
+# How many of the other servers have opened a server session with $1 since its start.
+sessions_of() {
+  local name="$1" other count=0
+  for other in "${SERVERS[@]}"; do
+    [ "$other" = "$name" ] && continue
+    tail -c +$(($(cat "$DIR/$name.log.offset" 2>/dev/null || echo 0) + 1)) "$DIR/$name.log" 2>/dev/null \
+      | grep -q "server session authenticated \[serverLogin: $other," && count=$((count + 1))
   done
-  log "$name: server sessions so far from ${from[*]:-none} (see $DIR/$name.log)"
+  echo "$count"
+}
+
+# Waits for all four to answer /health and to log each other in, with a progress line every second on stderr
+# (one line redrawn in place on a terminal), then a summary.
+wait_federation() {
+  local started=$SECONDS total=$(( ${#SERVERS[@]} * (${#SERVERS[@]} - 1) )) healthy sessions line s up=()
+  while :; do
+    healthy=0; sessions=0; up=()
+    for s in "${SERVERS[@]}"; do
+      is_up "$s" || die "$s exited; see $DIR/$s.log"
+      if curl -fsS "http://127.0.0.1:$(port_of "$s")/health" >/dev/null 2>&1; then
+        healthy=$((healthy + 1)); up+=("$s")
+        sessions=$((sessions + $(sessions_of "$s")))
+      fi
+    done
+    line="federation: healthy ${healthy}/${#SERVERS[@]} (${up[*]:-none}), server sessions ${sessions}/${total}, $((SECONDS - started)) s"
+    if [ -t 2 ]; then printf '\r\033[2K%s' "$line" >&2; else printf '%s\n' "$line" >&2; fi
+    [ "$healthy" = "${#SERVERS[@]}" ] && [ "$sessions" = "$total" ] && break
+    [ $((SECONDS - started)) -ge 180 ] && { [ -t 2 ] && echo >&2; die "federation not up after 180 s; see $DIR/*.log"; }
+    sleep 1
+  done
+  [ -t 2 ] && echo >&2
+  for s in "${SERVERS[@]}"; do log "$s up at ws://127.0.0.1:$(port_of "$s")/ws"; done
+  log "federation up in $((SECONDS - started)) s: ${#SERVERS[@]} servers healthy, ${sessions}/${total} server sessions open"
 }
 
 stop_one() {
@@ -125,9 +141,8 @@ case "$cmd" in
       write_config "$s" "$fast"
       start_one "$s"
     done
-    for s in "${SERVERS[@]}"; do wait_healthy "$s"; done
-    for s in "${SERVERS[@]}"; do wait_sessions "$s"; done
-    log "federation up; stop it with: scripts/federation.sh stop"
+    wait_federation
+    log "stop it with: scripts/federation.sh stop"
     ;;
   stop)
     for s in "${SERVERS[@]}"; do stop_one "$s"; done

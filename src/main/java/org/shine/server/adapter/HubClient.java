@@ -79,9 +79,23 @@ public final class HubClient {
     return http.send(request, HttpResponse.BodyHandlers.ofString());
   }
 
-  private static void requireOk(HttpResponse<String> response) throws IOException {
+  private static void requireOk(HttpResponse<String> response) throws HubRefusedException {
     if (response.statusCode() != 200) {
-      throw new IOException("hub answered " + response.statusCode() + ": " + response.body());
+      throw new HubRefusedException(response.statusCode(), response.body());
+    }
+  }
+
+  /** The hub answered a status other than 200 (the user is unknown there, the signature does not verify, ...). */
+  public static final class HubRefusedException extends IOException {
+    private final int status;
+
+    HubRefusedException(int status, String body) {
+      super("hub answered " + status + ": " + body);
+      this.status = status;
+    }
+
+    public int status() {
+      return status;
     }
   }
 

@@ -1,89 +1,189 @@
 package org.shine.server.cli;
 
 import java.io.FileOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.net.ConnectException;
+import java.net.http.HttpConnectTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.concurrent.Callable;
 import org.shine.server.adapter.CommandHandler;
 import org.shine.server.adapter.EventHandler;
 import org.shine.server.adapter.HubAdapter;
+import org.shine.server.adapter.HubClient;
 import org.shine.server.adapter.Inbox;
 import org.shine.server.adapter.PrintHandler;
-import org.shine.server.dm.KeyFile;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /** {@code adapter run|dead|retry-dead}: the reference hub adapter from the shell. */
-public final class AdapterCommand {
-  static final String USAGE = String.join("\n",
-      "adapter run --server http://HOST:PORT --key FILE [--login L] [--inbox FILE | --jdbc URL]",
-      "            [--wait S (25; 0 = short polling)] [--exec COMMAND | --out FILE] [--delays 10s,1m,5m,30m,2h]",
-      "            [--status-every S (10)]   receive events into a local inbox and process them",
-      "adapter dead --inbox FILE|--jdbc URL         list events that used up every retry",
-      "adapter retry-dead --inbox FILE|--jdbc URL   put them back for processing");
-  private static final Set<String> OPTIONS = Set.of("server", "key", "login", "inbox", "jdbc", "wait", "exec",
-      "out", "delays", "status-every", "server-login");
-
+@Command(name = "adapter", mixinStandardHelpOptions = true,
+    description = "The reference hub adapter: receive a user's events over HTTP into a local inbox, process them.",
+    subcommands = {AdapterCommand.Run.class, AdapterCommand.Dead.class, AdapterCommand.RetryDead.class,
+        HelpCommand.class})
+final class AdapterCommand {
   private AdapterCommand() {
   }
 
-  public static int run(String[] args) throws Exception {
-    if (args.length == 0 || args[0].equals("help")) {
-      System.out.println(USAGE);
-      return args.length == 0 ? 2 : 0;
-    }
-    Args options = Args.parse(args, 1, OPTIONS);
-    Inbox inbox = Inbox.open(options.optional("jdbc", options.optional("inbox", "adapter-inbox.db")));
-    switch (args[0]) {
-      case "dead" -> {
-        for (Inbox.Row row : inbox.dead()) {
-          System.out.println(row.eventKey() + "\tattempts " + row.attempts() + "\t" + row.lastError());
-        }
-        return 0;
+  /** Where the inbox lives. */
+  static final class InboxOptions {
+    @Option(names = "--inbox", paramLabel = "FILE", description = "a SQLite file (default adapter-inbox.db)")
+    String file;
+
+    @Option(names = "--jdbc", paramLabel = "URL", description = "a JDBC URL instead (PostgreSQL too)")
+    String jdbc;
+
+    Inbox open() {
+      try {
+        return Inbox.open(jdbc != null ? jdbc : file != null ? file : "adapter-inbox.db");
+      } catch (Exception e) {
+        throw new CliFailure(CliFailure.FAILED, "cannot open the inbox: " + CliErrors.describe(e));
       }
-      case "retry-dead" -> {
-        System.out.println(inbox.retryDead(System.currentTimeMillis()) + " events back to pending");
-        return 0;
-      }
-      case "run" -> {
-        return runAdapter(options, inbox);
-      }
-      default -> throw new Args.UsageException("unknown adapter command " + args[0] + "\n" + USAGE);
     }
   }
 
-  private static int runAdapter(Args options, Inbox inbox) throws Exception {
-    KeyFile key = KeyFile.read(Path.of(options.required("key")));
-    String login = options.optional("login", key.login().orElse(null));
-    if (login == null) {
-      throw new Args.UsageException("--login is required when the key file names no login");
+  @Command(name = "run", mixinStandardHelpOptions = true,
+      description = "Receive events into the inbox (commit, then ACK) and process them with retries.")
+  static final class Run implements Callable<Integer> {
+    @Option(names = "--server", required = true, paramLabel = "URL",
+        description = "the server serving the user: http://host:port (its ws://host:port/ws URL works too)")
+    String server;
+
+    @Option(names = "--key", required = true, paramLabel = "FILE", description = "the user's key file")
+    Path keyFile;
+
+    @Option(names = "--login", paramLabel = "LOGIN", description = "the user (default: the login in the key file)")
+    String login;
+
+    @Option(names = "--server-login", paramLabel = "NAME", description = "the server's name (default: as it says)")
+    String serverLogin;
+
+    @Mixin
+    InboxOptions inbox;
+
+    @Option(names = "--wait", defaultValue = "25", paramLabel = "S", description = "long-poll seconds; 0 short-polls")
+    long waitS;
+
+    @ArgGroup(exclusive = true)
+    Output output;
+
+    @Option(names = "--delays", paramLabel = "LIST", description = "retry delays, e.g. 10s,1m,5m,30m,2h")
+    String delays;
+
+    @Option(names = "--status-every", defaultValue = "10", paramLabel = "S", description = "status line period")
+    long statusEveryS;
+
+    private final CliContext context;
+
+    Run(CliContext context) {
+      this.context = context;
     }
-    EventHandler handler;
-    if (options.optional("exec", null) != null) {
-      handler = new CommandHandler(options.required("exec"));
-    } else if (options.optional("out", null) != null) {
-      handler = new PrintHandler(new PrintStream(new FileOutputStream(options.required("out"), true), true,
-          StandardCharsets.UTF_8));
-    } else {
-      handler = new PrintHandler(System.out);
+
+    /** What is done with each event. */
+    static final class Output {
+      @Option(names = "--exec", paramLabel = "COMMAND", description = "run COMMAND per event (stdin = the event)")
+      String exec;
+
+      @Option(names = "--out", paramLabel = "FILE", description = "append each event to FILE")
+      Path out;
     }
-    HubAdapter.Settings settings = new HubAdapter.Settings(options.required("server"),
-        options.optional("server-login", null), login, key, options.longValue("wait", 25),
-        delays(options.optional("delays", null)), 60_000, 500,
-        Duration.ofSeconds(options.longValue("status-every", 10)));
-    HubAdapter adapter = new HubAdapter(settings, inbox, handler);
-    adapter.start();
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+
+    @Override
+    public Integer call() throws Exception {
+      ClientSupport.Identity user = ClientSupport.identity(keyFile, login);
+      HubAdapter.Settings settings = new HubAdapter.Settings(httpUrl(server), serverLogin, user.login(), user.key(),
+          waitS, AdapterCommand.delays(delays), 60_000, 500, Duration.ofSeconds(statusEveryS));
+      HubAdapter adapter = new HubAdapter(settings, inbox.open(), handler());
       try {
-        adapter.stop();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+        adapter.start();
+      } catch (ConnectException | HttpConnectTimeoutException e) {
+        throw new CliFailure(CliFailure.UNREACHABLE, "cannot reach the hub at " + settings.serverHttpUrl()
+            + ": " + (e.getMessage() == null ? "connection refused" : e.getMessage()));
+      } catch (HubClient.HubRefusedException e) {
+        throw new CliFailure(e.status() == 404 ? CliFailure.NOT_FOUND : CliFailure.LOGIN_REFUSED, "the hub at "
+            + settings.serverHttpUrl() + " refused the login of " + user.login() + ": " + CliErrors.describe(e)
+            + (e.status() == 404 || e.status() == 421 ? " (is it a server of " + user.login() + "?)" : ""));
+      } catch (IOException e) {
+        throw new CliFailure(CliFailure.UNREACHABLE, "cannot reach the hub at " + settings.serverHttpUrl() + ": "
+            + CliErrors.describe(e));
       }
-    }));
-    adapter.awaitTermination();
-    return 0;
+      context.onStop(() -> {
+        try {
+          adapter.stop();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      context.err().println("adapter receiving for " + user.login() + " from " + settings.serverHttpUrl()
+          + " (Ctrl-C to stop)");
+      adapter.awaitTermination();
+      return 0;
+    }
+
+    private EventHandler handler() throws IOException {
+      if (output != null && output.exec != null) {
+        return new CommandHandler(output.exec);
+      }
+      if (output != null && output.out != null) {
+        return new PrintHandler(new PrintStream(new FileOutputStream(output.out.toFile(), true), true,
+            StandardCharsets.UTF_8));
+      }
+      return new PrintHandler(new PrintStream(System.out, true, StandardCharsets.UTF_8));
+    }
+  }
+
+  @Command(name = "dead", mixinStandardHelpOptions = true, description = "List events that used up every retry.")
+  static final class Dead implements Callable<Integer> {
+    @Mixin
+    InboxOptions inbox;
+
+    private final CliContext context;
+
+    Dead(CliContext context) {
+      this.context = context;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      for (Inbox.Row row : inbox.open().dead()) {
+        context.out().println(row.eventKey() + "\tattempts " + row.attempts() + "\t" + row.lastError());
+      }
+      return 0;
+    }
+  }
+
+  @Command(name = "retry-dead", mixinStandardHelpOptions = true, description = "Put dead events back for processing.")
+  static final class RetryDead implements Callable<Integer> {
+    @Mixin
+    InboxOptions inbox;
+
+    private final CliContext context;
+
+    RetryDead(CliContext context) {
+      this.context = context;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      context.out().println(inbox.open().retryDead(System.currentTimeMillis()) + " events back to pending");
+      return 0;
+    }
+  }
+
+  /** {@code http://host:port} of a server given by that or by its {@code ws://host:port/ws} URL. */
+  static String httpUrl(String server) {
+    String url = server.replaceFirst("^ws(s?)://", "http$1://").replaceAll("/ws/?$", "");
+    if (!url.startsWith("http://") && !url.startsWith("https://")) {
+      throw CliFailure.usage("--server takes the server's http://host:port (or its ws:// URL): " + server);
+    }
+    return url;
   }
 
   /** "10s,1m,5m,30m,2h" in milliseconds; null gives the defaults. */
@@ -98,7 +198,7 @@ public final class AdapterCommand {
           : p.endsWith("h") ? 3_600_000 : -1;
       String digits = p.replaceAll("(ms|s|m|h)$", "");
       if (unit < 0 || digits.isEmpty() || !digits.chars().allMatch(Character::isDigit)) {
-        throw new Args.UsageException("--delays takes a list like 10s,1m,5m,30m,2h");
+        throw CliFailure.usage("--delays takes a list like 10s,1m,5m,30m,2h");
       }
       delays.add(Long.parseLong(digits) * unit);
     }

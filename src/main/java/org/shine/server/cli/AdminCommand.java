@@ -52,11 +52,6 @@ public final class AdminCommand implements Callable<Integer> {
   @Spec
   CommandLine.Model.CommandSpec spec;
 
-  /** Runs {@code admin} with {@code args}; the exit code. */
-  public static int run(String[] args) {
-    return new CommandLine(new AdminCommand()).execute(args);
-  }
-
   @Override
   public Integer call() {
     spec.commandLine().usage(spec.commandLine().getOut());

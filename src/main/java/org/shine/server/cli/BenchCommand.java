@@ -3,79 +3,180 @@ package org.shine.server.cli;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
+import java.util.concurrent.Callable;
 import org.shine.server.dm.DmCodec;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKind;
 import org.shine.server.dm.KeyFile;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * Benchmarks: {@code bench codec} (container parse + signature verify, one thread), {@code bench send}
  * ({@link SendBench}: SendMessagePair over many WebSocket connections to live recipient sessions) and the others
- * listed in {@link #USAGE}.
+ * below. Latency percentiles come from HdrHistogram; long runs report progress on stderr.
  */
-public final class BenchCommand {
-  static final String USAGE = String.join("\n",
-      "bench codec [--count N]                        parse + verify N signed containers on one thread",
-      SendBench.USAGE,
-      "bench retry-claim [--terminal N] [--due D] [--rounds R] [--db-name NAME]",
-      "       time the retry worker's claim of D due rows beside N terminal rows (fresh database NAME,",
-      "       PostgreSQL from SHINE_DB_* or 127.0.0.1:5432 postgres)",
-      "bench catchup [--items N] [--clients C]",
-      "       two servers in-process; the second is down while N pairs are written on the first, then the",
-      "       time until it holds them all is measured",
-      "bench hub-throughput --server URL [--events N]     events/s through the hub and the reference adapter",
-      "bench slow-reader --server URL [--events N] [--bytes B] [--server-pid PID]",
-      "       a recipient session that never reads while N messages of B bytes are sent to it: how the sends",
-      "       are answered, whether the server closes the silent session, its heap after GC before and after",
-      "bench hub-polls --server URL [--polls N] [--wake W] [--server-pid PID]",
-      "       N concurrent long polls (server RSS with --server-pid) and the wake-up latency of W of them");
-
+@Command(name = "bench", mixinStandardHelpOptions = true, description = "Benchmarks.",
+    subcommands = {
+        BenchCommand.Codec.class,
+        BenchCommand.Send.class,
+        BenchCommand.RetryClaim.class,
+        BenchCommand.CatchUp.class,
+        BenchCommand.HubThroughput.class,
+        BenchCommand.HubPolls.class,
+        BenchCommand.SlowReader.class,
+        HelpCommand.class,
+    })
+final class BenchCommand {
   private BenchCommand() {
   }
 
-  public static int run(String[] args) {
-    if (args.length == 0 || args[0].equals("help")) {
-      System.out.println(USAGE);
-      return args.length == 0 ? 2 : 0;
-    }
-    return switch (args[0]) {
-      case "codec" -> codec(Args.parse(args, 1, Set.of("count")));
-      case "send" -> SendBench.run(Args.parse(args, 1, SendBench.OPTIONS));
-      case "retry-claim" -> RetryClaimBench.run(Args.parse(args, 1, Set.of("terminal", "due", "rounds", "db-name")));
-      case "catchup" -> catchUp(Args.parse(args, 1, Set.of("items", "clients")));
-      case "hub-throughput" -> hub(() -> HubBench.throughput(Args.parse(args, 1, Set.of("server", "events"))));
-      case "hub-polls" -> hub(() -> HubBench.polls(Args.parse(args, 1, Set.of("server", "polls", "wake",
-          "server-pid"))));
-      case "slow-reader" -> hub(() -> SlowReaderBench.run(Args.parse(args, 1, Set.of("server", "events", "bytes",
-          "server-pid"))));
-      default -> throw new Args.UsageException("unknown bench " + args[0] + "\n" + USAGE);
-    };
-  }
+  @Command(name = "codec", mixinStandardHelpOptions = true,
+      description = "Parse + verify N signed containers on one thread.")
+  static final class Codec implements Callable<Integer> {
+    @Option(names = "--count", defaultValue = "20000", paramLabel = "N", description = "containers (default 20000)")
+    int count;
 
-  private static int hub(java.util.concurrent.Callable<Integer> bench) {
-    try {
-      return bench.call();
-    } catch (Args.UsageException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
+    @Override
+    public Integer call() {
+      return codec(count);
     }
   }
 
-  private static int catchUp(Args options) {
-    try {
-      return CatchUpBench.run(options);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return 1;
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
+  @Command(name = "send", mixinStandardHelpOptions = true, description = SendBench.DESCRIPTION)
+  static final class Send implements Callable<Integer> {
+    @Mixin
+    SendBench.Options options;
+
+    private final CliContext context;
+
+    Send(CliContext context) {
+      this.context = context;
+    }
+
+    @Override
+    public Integer call() {
+      return SendBench.run(options, context);
     }
   }
 
-  private static int codec(Args options) {
-    int count = (int) options.longValue("count", 20_000);
+  @Command(name = "retry-claim", mixinStandardHelpOptions = true,
+      description = {"Time the retry worker's claim of D due rows beside N terminal rows (fresh database NAME,",
+          "PostgreSQL from SHINE_DB_* or 127.0.0.1:5432 postgres)."})
+  static final class RetryClaim implements Callable<Integer> {
+    @Option(names = "--terminal", defaultValue = "1000000", paramLabel = "N", description = "terminal rows")
+    long terminal;
+
+    @Option(names = "--due", defaultValue = "1000", paramLabel = "D", description = "due rows")
+    int due;
+
+    @Option(names = "--rounds", defaultValue = "20", paramLabel = "R", description = "claims timed")
+    int rounds;
+
+    @Option(names = "--db-name", defaultValue = "shine_bench_retry", paramLabel = "NAME", description = "database")
+    String dbName;
+
+    @Override
+    public Integer call() {
+      return RetryClaimBench.run(terminal, due, rounds, dbName);
+    }
+  }
+
+  @Command(name = "catchup", mixinStandardHelpOptions = true,
+      description = {"Two servers in-process; the second is down while N pairs are written on the first, then the",
+          "time until it holds them all is measured."})
+  static final class CatchUp implements Callable<Integer> {
+    @Option(names = "--items", defaultValue = "100000", paramLabel = "N", description = "pairs written")
+    long items;
+
+    @Option(names = "--clients", defaultValue = "32", paramLabel = "C", description = "connections writing")
+    int clients;
+
+    private final CliContext context;
+
+    CatchUp(CliContext context) {
+      this.context = context;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      return CatchUpBench.run(items, clients, context);
+    }
+  }
+
+  @Command(name = "hub-throughput", mixinStandardHelpOptions = true,
+      description = "Events/s through the hub and the reference adapter.")
+  static final class HubThroughput implements Callable<Integer> {
+    @Option(names = "--server", required = true, paramLabel = "URL", description = "ws://host:port/ws")
+    String server;
+
+    @Option(names = "--events", defaultValue = "2000", paramLabel = "N", description = "events sent")
+    int events;
+
+    private final CliContext context;
+
+    HubThroughput(CliContext context) {
+      this.context = context;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      return HubBench.throughput(server, events, context);
+    }
+  }
+
+  @Command(name = "hub-polls", mixinStandardHelpOptions = true,
+      description = "N concurrent long polls (server RSS with --server-pid) and the wake-up latency of W of them.")
+  static final class HubPolls implements Callable<Integer> {
+    @Option(names = "--server", required = true, paramLabel = "URL", description = "ws://host:port/ws")
+    String server;
+
+    @Option(names = "--polls", defaultValue = "5000", paramLabel = "N", description = "long polls held")
+    int polls;
+
+    @Option(names = "--wake", defaultValue = "200", paramLabel = "W", description = "polls woken by a send")
+    int wake;
+
+    @Option(names = "--server-pid", paramLabel = "PID", description = "the server process, for its RSS")
+    Long serverPid;
+
+    private final CliContext context;
+
+    HubPolls(CliContext context) {
+      this.context = context;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      return HubBench.polls(server, polls, wake, serverPid, context);
+    }
+  }
+
+  @Command(name = "slow-reader", mixinStandardHelpOptions = true,
+      description = {"A recipient session that never reads while N messages of B bytes are sent to it: how the",
+          "sends are answered, whether the server closes the silent session, its heap after GC before and after."})
+  static final class SlowReader implements Callable<Integer> {
+    @Option(names = "--server", required = true, paramLabel = "URL", description = "ws://host:port/ws")
+    String server;
+
+    @Option(names = "--events", defaultValue = "6000", paramLabel = "N", description = "messages sent")
+    int events;
+
+    @Option(names = "--bytes", defaultValue = "30000", paramLabel = "B", description = "bytes per message")
+    int bytes;
+
+    @Option(names = "--server-pid", paramLabel = "PID", description = "the server process, for its heap")
+    String serverPid;
+
+    @Override
+    public Integer call() throws Exception {
+      return SlowReaderBench.run(server, events, bytes, serverPid);
+    }
+  }
+
+  private static int codec(int count) {
     KeyFile key = KeyFile.generate("alice");
     byte[] body = new byte[256];
     List<byte[]> blobs = new ArrayList<>(count);

@@ -31,9 +31,7 @@ final class CatchUpBench {
   private CatchUpBench() {
   }
 
-  static int run(Args options) throws Exception {
-    long items = options.longValue("items", 100_000);
-    int clients = (int) options.longValue("clients", 32);
+  static int run(long items, int clients, CliContext context) throws Exception {
     AppConfig.Db base = ConfigLoader.parse("{}", System.getenv()).db();
     AppConfig.Db db1 = base.withDatabase("shine_bench_catchup_s1");
     AppConfig.Db db2 = base.withDatabase("shine_bench_catchup_s2");
@@ -79,7 +77,10 @@ final class CatchUpBench {
       for (int i = 0; i < clients; i++) {
         writers.add(write(sessions.get(i), "cs" + i, keys.get(i), "cr" + i, next, items));
       }
-      Future.all(writers).await();
+      try (Progress progress = Progress.start("catchup: pairs written on s1", context, items,
+          () -> Math.min(items, next.get()))) {
+        Future.all(writers).await();
+      }
       double writeSeconds = (System.nanoTime() - writeStart) / 1e9;
       System.out.printf(Locale.ROOT, "wrote %d pairs in %.1f s (%.0f pairs/s); starting s2 again...%n", items,
           writeSeconds, items / writeSeconds);
@@ -88,10 +89,12 @@ final class CatchUpBench {
       new ShineServer(v2again, c2, Clock.systemUTC()).start().await();
       Pool pool = PgBuilder.pool().with(Database.poolOptions(1)).connectingTo(Database.connectOptions(db2))
           .using(admin).build();
-      long count = 0;
-      while (count < items) {
-        Thread.sleep(250);
-        count = pool.query("SELECT count(*) FROM dm_message").execute().await().iterator().next().getLong(0);
+      AtomicLong held = new AtomicLong();
+      try (Progress progress = Progress.start("catchup: pairs on s2", context, items, held::get)) {
+        while (held.get() < items) {
+          Thread.sleep(250);
+          held.set(pool.query("SELECT count(*) FROM dm_message").execute().await().iterator().next().getLong(0));
+        }
       }
       double catchUp = (System.nanoTime() - restart) / 1e9;
       System.out.printf(Locale.ROOT, "s2 holds all %d pairs %.1f s after its restart (start-up included):"

@@ -18,6 +18,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.ConcurrentHistogram;
+import org.HdrHistogram.Histogram;
 import org.shine.server.adapter.HubAdapter;
 import org.shine.server.adapter.Inbox;
 import org.shine.server.dm.KeyFile;
@@ -34,10 +36,8 @@ final class HubBench {
   private HubBench() {
   }
 
-  static int throughput(Args options) throws Exception {
-    String ws = options.required("server");
+  static int throughput(String ws, int events, CliContext context) throws Exception {
     String http = ws.replaceFirst("^ws", "http").replaceAll("/ws$", "");
-    int events = (int) options.longValue("events", 2000);
     String tag = Long.toString(System.currentTimeMillis() % 1_000_000, 36);
     Vertx vertx = Vertx.vertx();
     try {
@@ -65,8 +65,10 @@ final class HubBench {
         io.vertx.core.Future.all(window).await();
       }
       double sent = (System.nanoTime() - start) / 1e9;
-      while (processed.get() < events) {
-        Thread.sleep(20);
+      try (Progress progress = Progress.start("hub-throughput: events processed", context, events, processed::get)) {
+        while (processed.get() < events) {
+          Thread.sleep(20);
+        }
       }
       double total = (System.nanoTime() - start) / 1e9;
       adapter.stop();
@@ -78,11 +80,9 @@ final class HubBench {
     }
   }
 
-  static int polls(Args options) throws Exception {
-    String ws = options.required("server");
+  static int polls(String ws, int polls, int wakes, Long serverPid, CliContext context) throws Exception {
     String http = ws.replaceFirst("^ws", "http").replaceAll("/ws$", "") + "/hub/v1";
-    int polls = (int) options.longValue("polls", 5000);
-    int wakes = (int) options.longValue("wake", 200);
+    String pid = serverPid == null ? null : serverPid.toString();
     String tag = Long.toString(System.currentTimeMillis() % 1_000_000, 36);
     Vertx vertx = Vertx.vertx();
     HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
@@ -96,18 +96,21 @@ final class HubBench {
       System.out.printf(Locale.ROOT, "registering %d hub users...%n", polls);
       List<String> logins = new ArrayList<>();
       List<String> tokens = new ArrayList<>();
-      for (int i = 0; i < polls; i++) {
-        String login = "pr" + tag + "-" + i;
-        KeyFile key = KeyFile.generate(login);
-        admin.publishCard(login, key, routes, 1).await();
-        logins.add(login);
-        tokens.add(token(client, http, login, key, serverLogin));
+      AtomicLong registered = new AtomicLong();
+      try (Progress progress = Progress.start("hub-polls: users registered", context, polls, registered::get)) {
+        for (int i = 0; i < polls; i++) {
+          String login = "pr" + tag + "-" + i;
+          KeyFile key = KeyFile.generate(login);
+          admin.publishCard(login, key, routes, 1).await();
+          tokens.add(token(client, http, login, key, serverLogin));
+          logins.add(login);
+          registered.incrementAndGet();
+        }
       }
-      long rssBefore = Long.parseLong(options.optional("server-pid", "0")) > 0
-          ? rssKb(options.required("server-pid")) : 0;
+      long rssBefore = pid != null ? rssKb(pid) : 0;
       System.out.printf(Locale.ROOT, "opening %d long polls (waitS=30)...%n", polls);
       Map<String, Long> sentAt = new ConcurrentHashMap<>();
-      List<Long> latencies = java.util.Collections.synchronizedList(new ArrayList<>());
+      Histogram latencies = new ConcurrentHistogram(3);
       List<CompletableFuture<HttpResponse<String>>> open = new ArrayList<>();
       for (int i = 0; i < polls; i++) {
         String login = logins.get(i);
@@ -116,13 +119,13 @@ final class HubBench {
             HttpResponse.BodyHandlers.ofString()).whenComplete((r, e) -> {
               Long at = sentAt.get(login);
               if (r != null && r.statusCode() == 200 && at != null) {
-                latencies.add(System.nanoTime() - at);
+                latencies.recordValue(Math.max(1, (System.nanoTime() - at) / 1_000));
               }
             }));
       }
       Thread.sleep(5_000);
       if (rssBefore > 0) {
-        long rssHolding = rssKb(options.required("server-pid"));
+        long rssHolding = rssKb(pid);
         System.out.printf(Locale.ROOT, "server RSS: %d MiB before, %d MiB holding %d long polls (%+d MiB)%n",
             rssBefore / 1024, rssHolding / 1024, polls, (rssHolding - rssBefore) / 1024);
       }
@@ -135,11 +138,11 @@ final class HubBench {
         Thread.sleep(10);
       }
       Thread.sleep(2_000);
-      long[] sorted = latencies.stream().mapToLong(Long::longValue).sorted().toArray();
       long held = open.stream().filter(f -> !f.isDone()).count();
+      Histogram woken = latencies.copy();
       System.out.printf(Locale.ROOT, "woken %d of %d (send → 200, send included): p50 %.1f ms, p99 %.1f ms,"
-              + " max %.1f ms; %d polls still held%n", sorted.length, Math.min(wakes, polls),
-          pct(sorted, 0.5), pct(sorted, 0.99), sorted.length == 0 ? 0 : sorted[sorted.length - 1] / 1e6, held);
+              + " max %.1f ms; %d polls still held%n", woken.getTotalCount(), Math.min(wakes, polls),
+          woken.getValueAtPercentile(50) / 1e3, woken.getValueAtPercentile(99) / 1e3, woken.getMaxValue() / 1e3, held);
       return 0;
     } finally {
       vertx.close().await();
@@ -168,9 +171,5 @@ final class HubBench {
       }
     }
     return 0;
-  }
-
-  private static double pct(long[] sorted, double p) {
-    return sorted.length == 0 ? 0 : sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)] / 1e6;
   }
 }

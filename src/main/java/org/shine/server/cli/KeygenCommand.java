@@ -3,33 +3,44 @@ package org.shine.server.cli;
 import java.io.IOException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Path;
-import java.util.Set;
+import java.util.concurrent.Callable;
 import org.shine.server.dm.KeyFile;
 import org.shine.server.dm.Logins;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /** {@code keygen --out FILE [--login LOGIN]}: a new Ed25519 key pair, private file mode 600. */
-public final class KeygenCommand {
-  private KeygenCommand() {
+@Command(name = "keygen", mixinStandardHelpOptions = true,
+    description = "Write a new Ed25519 key pair to FILE (mode 600); an existing file is never overwritten.")
+final class KeygenCommand implements Callable<Integer> {
+  @Option(names = "--out", required = true, paramLabel = "FILE", description = "the key file to create")
+  private Path out;
+
+  @Option(names = "--login", paramLabel = "LOGIN",
+      description = "the user the key belongs to (stored in the file, so other commands need no --login)")
+  private String login;
+
+  private final CliContext context;
+
+  KeygenCommand(CliContext context) {
+    this.context = context;
   }
 
-  public static int run(String[] args) {
-    Args options = Args.parse(args, 0, Set.of("out", "login"));
-    Path out = Path.of(options.required("out"));
-    String login = options.optional("login", null);
+  @Override
+  public Integer call() {
     if (login != null && !Logins.isValid(login)) {
-      throw new Args.UsageException("--login must match [a-z0-9_.-]{1,32}");
+      throw CliFailure.usage("--login must match [a-z0-9_.-]{1,32}");
     }
     KeyFile key = KeyFile.generate(login);
     try {
       key.write(out);
     } catch (FileAlreadyExistsException e) {
-      System.err.println("error: " + out + " exists; refusing to overwrite a key");
-      return 1;
+      throw new CliFailure(CliFailure.FAILED, out + " exists; refusing to overwrite a key (use another --out,"
+          + " or keep using that key)");
     } catch (IOException e) {
-      System.err.println("error: cannot write " + out + ": " + e.getMessage());
-      return 1;
+      throw new CliFailure(CliFailure.FAILED, "cannot write " + out + ": " + CliErrors.describe(e));
     }
-    System.out.println("wrote " + out + " (public key " + key.publicKeyB64() + ")");
+    context.out().println("wrote " + out + " (public key " + key.publicKeyB64() + ")");
     return 0;
   }
 }

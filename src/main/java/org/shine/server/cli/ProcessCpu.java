@@ -40,7 +40,7 @@ final class ProcessCpu {
       try {
         this.servers.put(name, Long.parseLong(pid));
       } catch (NumberFormatException e) {
-        throw new Args.UsageException("--server-pid takes PID or NAME=PID: " + server);
+        throw CliFailure.usage("--server-pid takes PID or NAME=PID: " + server);
       }
     }
   }

@@ -3,9 +3,8 @@ package org.shine.server.cli;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
+import org.HdrHistogram.Histogram;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigLoader;
 import org.shine.server.db.Database;
@@ -19,11 +18,7 @@ final class RetryClaimBench {
   private RetryClaimBench() {
   }
 
-  static int run(Args options) {
-    long terminal = options.longValue("terminal", 1_000_000);
-    int due = (int) options.longValue("due", 1_000);
-    int rounds = (int) options.longValue("rounds", 20);
-    String name = options.optional("db-name", "shine_bench_retry");
+  static int run(long terminal, int due, int rounds, String name) {
     AppConfig.Db db = ConfigLoader.parse("{}", System.getenv()).db().withDatabase(name);
     Vertx vertx = Vertx.vertx();
     try {
@@ -40,21 +35,20 @@ final class RetryClaimBench {
           + " FROM generate_series(1, $1) g").execute(Tuple.of((long) due)).await();
       pool.query("VACUUM ANALYZE dm_delivery").execute().await();
       DeliveryRepository deliveries = new DeliveryRepository(pool);
-      List<Double> millis = new ArrayList<>();
+      Histogram micros = new Histogram(3);
       for (int round = 0; round < rounds; round++) {
         // re-arm: the due rows lose their lease so that every round claims all of them again
         pool.query("UPDATE dm_delivery SET lease_until_ms = NULL WHERE state = 'accepted'").execute().await();
         long start = System.nanoTime();
         int claimed = deliveries.claimDue(Long.MAX_VALUE / 4, 30_000, due).await().size();
-        millis.add((System.nanoTime() - start) / 1e6);
+        micros.recordValue(Math.max(1, (System.nanoTime() - start) / 1_000));
         if (claimed != due) {
           throw new IllegalStateException("claimed " + claimed + " of " + due);
         }
       }
-      millis.sort(Double::compare);
       System.out.printf(Locale.ROOT, "claim of %d due rows beside %d terminal rows: median %.1f ms, min %.1f ms,"
-          + " max %.1f ms over %d rounds%n", due, terminal, millis.get(millis.size() / 2), millis.get(0),
-          millis.get(millis.size() - 1), rounds);
+          + " p90 %.1f ms, max %.1f ms over %d rounds%n", due, terminal, micros.getValueAtPercentile(50) / 1e3,
+          micros.getMinValue() / 1e3, micros.getValueAtPercentile(90) / 1e3, micros.getMaxValue() / 1e3, rounds);
       pool.close().await();
       return 0;
     } finally {

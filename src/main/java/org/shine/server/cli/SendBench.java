@@ -8,7 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.StringJoiner;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +15,7 @@ import org.HdrHistogram.Histogram;
 import org.shine.server.cli.SendRun.Sender;
 import org.shine.server.client.ShineClient;
 import org.shine.server.dm.KeyFile;
+import picocli.CommandLine.Option;
 
 /**
  * {@code bench send}: SendMessagePair over one WebSocket connection per sender, each sender writing to its own
@@ -25,27 +25,83 @@ import org.shine.server.dm.KeyFile;
  * own {@code shine_*} counters when they serve {@code /metrics}. Ends with one {@code RESULT key=value ...} line.
  */
 final class SendBench {
-  static final String USAGE = String.join("\n",
-      "bench send --server URL [--clients C] [--window W] [--rate R] [--seconds S] [--warmup S] [--body BYTES]",
-      "       C connections (default 50), one sender user each writing to its own recipient user; --rate 0",
-      "       (default) is a closed loop with W (default 10) sends in flight per sender; --rate R an open loop of",
-      "       R pairs/s in all (latency from the intended send time). S seconds measured (default 20) after a",
-      "       warm-up (default 5, not measured); BYTES per body (default 200).",
-      "       --recipients online|offline: each recipient holds a live logged-in session (default online) on the",
-      "       first --recipient-server, or on --server; --free-on arrival|answer: a closed loop's slot is freed",
-      "       when the recipient's session gets the pair (default when online) or on the 200 answer (default when",
-      "       offline); --slot-timeout-ms T (default 10000): a slot is freed anyway after T; --grace S (default 10):",
-      "       after the run, how long arrivals are awaited before a pair accepted but never pushed counts as lost.",
-      "       --recipient-server URL (once or twice): recipients live on those servers instead (federated);",
-      "       --sender-sibling URL: senders have that second server too (the pairs are forwarded and synced).",
-      "       --compression offer: every session offers permessage-deflate, as browsers and Node do (default none).",
-      "       --server-pid [NAME=]PID (repeatable): CPU per pair of that process (and of PostgreSQL, the bench);",
-      "       --db-name NAME (repeatable): transactions per pair in that database (pg_stat_database at SHINE_DB_*,",
-      "       default 127.0.0.1:5432 postgres); /metrics of every server involved is scraped for shine_* counters",
-      "       (--metrics off to skip); --scenario NAME names the final RESULT line.");
-  static final Set<String> OPTIONS = Set.of("server", "clients", "rate", "seconds", "warmup", "window", "body", "tag",
-      "recipient-server", "sender-sibling", "compression", "server-pid", "recipients", "free-on", "slot-timeout-ms",
-      "grace", "db-name", "metrics", "scenario");
+  static final String DESCRIPTION = "SendMessagePair over C connections, one sender each writing to its own"
+      + " recipient: accepted/s, delivered/s, latency percentiles (HdrHistogram), lost and duplicate pushes, CPU and"
+      + " transactions per pair; ends with one RESULT key=value line.";
+
+  /** The command line of {@code bench send}. */
+  static final class Options {
+    @Option(names = "--server", required = true, paramLabel = "URL", description = "the senders' server")
+    String server;
+
+    @Option(names = "--clients", defaultValue = "50", paramLabel = "C", description = "connections, one sender each")
+    int clients;
+
+    @Option(names = "--rate", defaultValue = "0", paramLabel = "R",
+        description = "0: a closed loop with W sends in flight per sender; R: an open loop of R pairs/s in all"
+            + " (latency from the intended send time)")
+    long rate;
+
+    @Option(names = "--window", defaultValue = "10", paramLabel = "W", description = "sends in flight per sender")
+    int window;
+
+    @Option(names = "--seconds", defaultValue = "20", paramLabel = "S", description = "seconds measured")
+    int seconds;
+
+    @Option(names = "--warmup", defaultValue = "5", paramLabel = "S", description = "seconds of warm-up, not measured")
+    int warmup;
+
+    @Option(names = "--body", defaultValue = "200", paramLabel = "BYTES", description = "bytes per body")
+    int body;
+
+    @Option(names = "--tag", paramLabel = "TAG", description = "login prefix of the bench's users (default: random)")
+    String tag;
+
+    @Option(names = "--recipients", defaultValue = "online", paramLabel = "online|offline",
+        description = "each recipient holds a live session on the first --recipient-server, or on --server")
+    String recipients;
+
+    @Option(names = "--free-on", paramLabel = "arrival|answer",
+        description = "a closed loop's slot is freed when the recipient gets the pair (default when online) or on the"
+            + " 200 answer (default when offline)")
+    String freeOn;
+
+    @Option(names = "--slot-timeout-ms", defaultValue = "10000", paramLabel = "T",
+        description = "a slot is freed anyway after T ms")
+    long slotTimeoutMs;
+
+    @Option(names = "--grace", defaultValue = "10", paramLabel = "S",
+        description = "after the run, how long arrivals are awaited before a pair counts as lost")
+    int grace;
+
+    @Option(names = "--recipient-server", paramLabel = "URL",
+        description = "recipients live on this server instead (once or twice: federated)")
+    List<String> recipientServers = new ArrayList<>();
+
+    @Option(names = "--sender-sibling", paramLabel = "URL",
+        description = "senders have this second server too (pairs are forwarded and synced)")
+    String senderSibling;
+
+    @Option(names = "--compression", defaultValue = "none", paramLabel = "offer|none",
+        description = "every session offers permessage-deflate, as browsers and Node do")
+    String compression;
+
+    @Option(names = "--server-pid", paramLabel = "[NAME=]PID",
+        description = "CPU per pair of that process (and of PostgreSQL, the bench); repeatable")
+    List<String> serverPids = new ArrayList<>();
+
+    @Option(names = "--db-name", paramLabel = "NAME",
+        description = "transactions per pair in that database (pg_stat_database at SHINE_DB_*); repeatable")
+    List<String> dbNames = new ArrayList<>();
+
+    @Option(names = "--metrics", defaultValue = "on", paramLabel = "on|off",
+        description = "scrape /metrics of every server involved for shine_* counters")
+    String metrics;
+
+    @Option(names = "--scenario", defaultValue = "send", paramLabel = "NAME", description = "names the RESULT line")
+    String scenario;
+  }
+
   /** A server's default per-user write rate (limits.sendsPerUserPerS): no sender can be accepted faster. */
   private static final int SENDS_PER_USER_PER_S = 200;
   private static final long ANSWER_WAIT_S = 60;
@@ -59,38 +115,35 @@ final class SendBench {
       boolean freeOnArrival, long slotTimeoutMs, int graceS, List<String> serverPids, List<String> dbNames,
       boolean metrics, String scenario) {
 
-    static Settings from(Args options) {
-      String recipients = options.optional("recipients", "online");
-      String compression = options.optional("compression", "none");
-      String metrics = options.optional("metrics", "on");
+    static Settings from(Options options) {
+      String recipients = options.recipients;
+      String compression = options.compression;
+      String metrics = options.metrics;
       requireOneOf("recipients", recipients, "online", "offline");
       requireOneOf("compression", compression, "offer", "none");
       requireOneOf("metrics", metrics, "on", "off");
       boolean online = recipients.equals("online");
-      String freeOn = options.optional("free-on", online ? "arrival" : "answer");
+      String freeOn = options.freeOn != null ? options.freeOn : online ? "arrival" : "answer";
       requireOneOf("free-on", freeOn, "arrival", "answer");
       if (freeOn.equals("arrival") && !online) {
-        throw new Args.UsageException("--free-on arrival needs --recipients online");
+        throw CliFailure.usage("--free-on arrival needs --recipients online");
       }
-      Settings settings = new Settings(options.required("server"), options.all("recipient-server"),
-          options.optional("sender-sibling", null), (int) options.longValue("clients", 50),
-          options.longValue("rate", 0), (int) options.longValue("seconds", 20),
-          (int) options.longValue("warmup", 5), (int) options.longValue("window", 10),
-          (int) options.longValue("body", 200),
-          options.optional("tag", Long.toString(System.currentTimeMillis() % 1_000_000, 36)),
-          compression.equals("offer"), online, freeOn.equals("arrival"), options.longValue("slot-timeout-ms", 10_000),
-          (int) options.longValue("grace", 10), options.all("server-pid"), options.all("db-name"),
-          metrics.equals("on"), options.optional("scenario", "send"));
+      Settings settings = new Settings(options.server, List.copyOf(options.recipientServers),
+          options.senderSibling, options.clients, options.rate, options.seconds, options.warmup, options.window,
+          options.body, options.tag != null ? options.tag : Long.toString(System.currentTimeMillis() % 1_000_000, 36),
+          compression.equals("offer"), online, freeOn.equals("arrival"), options.slotTimeoutMs, options.grace,
+          List.copyOf(options.serverPids), List.copyOf(options.dbNames), metrics.equals("on"), options.scenario);
       if (settings.clients < 1 || settings.window < 1 || settings.seconds < 1 || settings.warmup < 0
           || settings.rate < 0 || settings.body < 0 || settings.recipientUrls.size() > 2) {
-        throw new Args.UsageException("bad bench send options\n" + USAGE);
+        throw CliFailure.usage("bench send: --clients, --window and --seconds must be at least 1, --warmup, --rate and"
+            + " --body not negative, --recipient-server at most twice");
       }
       return settings;
     }
 
     private static void requireOneOf(String name, String value, String... allowed) {
       if (!Arrays.asList(allowed).contains(value)) {
-        throw new Args.UsageException("--" + name + " must be one of " + String.join(", ", allowed));
+        throw CliFailure.usage("--" + name + " must be one of " + String.join(", ", allowed));
       }
     }
 
@@ -118,7 +171,7 @@ final class SendBench {
       Map<String, Map<String, Double>> counters) {
   }
 
-  static int run(Args options) {
+  static int run(Options options, CliContext context) {
     Settings settings = Settings.from(options);
     ProcessCpu cpu = new ProcessCpu(settings.serverPids(), settings.dbNames());
     Vertx vertx = Vertx.vertx();
@@ -140,11 +193,16 @@ final class SendBench {
       }
       Future<Void> load = settings.openLoop() ? run.openLoop(setup.senders(), settings.rate())
           : run.closedLoop(setup.senders(), settings.window());
-      sleepUntil(run.windowStart());
-      Sample before = sample(cpu, commits, metrics, setup.servers(), settings.metrics());
-      System.out.printf(Locale.ROOT, "measuring for %d s...%n", settings.seconds());
-      sleepUntil(run.windowEnd());
-      Sample after = sample(cpu, commits, metrics, setup.servers(), settings.metrics());
+      Sample before;
+      Sample after;
+      try (Progress progress = Progress.start("bench send: pairs sent", context, 0,
+          () -> run.warmupSent.sum() + run.measuredSent.sum())) {
+        sleepUntil(run.windowStart());
+        before = sample(cpu, commits, metrics, setup.servers(), settings.metrics());
+        System.out.printf(Locale.ROOT, "measuring for %d s...%n", settings.seconds());
+        sleepUntil(run.windowEnd());
+        after = sample(cpu, commits, metrics, setup.servers(), settings.metrics());
+      }
       awaitLoad(load);
       awaitAnswers(run);
       awaitArrivals(run, settings);

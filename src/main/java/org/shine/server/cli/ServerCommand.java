@@ -3,7 +3,7 @@ package org.shine.server.cli;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigException;
@@ -14,19 +14,30 @@ import org.shine.server.node.ServerNode;
 import org.shine.server.node.ShineServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /** {@code server --config FILE}: runs one node until SIGTERM/SIGINT, then drains and exits 0. */
-public final class ServerCommand {
+@Command(name = "server", mixinStandardHelpOptions = true,
+    description = "Run an access server node (PROTOCOL §11) until SIGTERM or Ctrl-C, then drain and exit 0.")
+final class ServerCommand implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(ServerCommand.class);
   private static final long SHUTDOWN_LIMIT_S = 30;
 
-  private ServerCommand() {
+  @Option(names = "--config", required = true, paramLabel = "FILE.json",
+      description = "the server's config; every key is optional, an unknown key is an error (exit code 2)")
+  private Path configFile;
+
+  private final CliContext context;
+
+  ServerCommand(CliContext context) {
+    this.context = context;
   }
 
-  public static int run(String[] args) {
+  @Override
+  public Integer call() {
     OutOfMemoryHalt.installDefault();
-    Args options = Args.parse(args, 0, Set.of("config"));
-    AppConfig config = ConfigLoader.load(Path.of(options.required("config")), System.getenv());
+    AppConfig config = ConfigLoader.load(configFile, context.env());
     ShineMetrics metrics = ShineMetrics.forNode(config.serverLogin(), config.metrics().enabled());
     Vertx vertx;
     try {

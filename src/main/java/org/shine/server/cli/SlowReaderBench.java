@@ -34,11 +34,7 @@ final class SlowReaderBench {
   private SlowReaderBench() {
   }
 
-  static int run(Args options) throws Exception {
-    String url = options.required("server");
-    int events = (int) options.longValue("events", 6_000);
-    int bytes = (int) options.longValue("bytes", 30_000);
-    String pid = options.optional("server-pid", null);
+  static int run(String url, int events, int bytes, String pid) throws Exception {
     String tag = Long.toString(System.currentTimeMillis() % 1_000_000, 36);
     Vertx vertx = Vertx.vertx();
     try {

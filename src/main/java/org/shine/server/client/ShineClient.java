@@ -41,6 +41,7 @@ public final class ShineClient {
   private final WebSocketClient wsClient;
   private final Map<String, Promise<JsonNode>> pending = new ConcurrentHashMap<>();
   private final List<Consumer<JsonNode>> eventListeners = new CopyOnWriteArrayList<>();
+  private final List<Runnable> closeListeners = new CopyOnWriteArrayList<>();
   private WebSocket socket;
   private final AtomicLong nextId = new AtomicLong();
   private volatile Consumer<JsonNode> rawListener = frame -> { };
@@ -70,6 +71,7 @@ public final class ShineClient {
       ws.closeHandler(v -> {
         client.closed = true;
         client.failPending("connection closed");
+        client.closeListeners.forEach(Runnable::run);
       });
       return client;
     });
@@ -78,6 +80,12 @@ public final class ShineClient {
   /** Listens to server-pushed events ({@code op} + {@code payload}, no {@code requestId}). */
   public ShineClient onEvent(Consumer<JsonNode> listener) {
     eventListeners.add(listener);
+    return this;
+  }
+
+  /** Runs when the connection closes, whichever side closed it (after pending requests have failed). */
+  public ShineClient onClose(Runnable listener) {
+    closeListeners.add(listener);
     return this;
   }
 
@@ -239,13 +247,23 @@ public final class ShineClient {
   }
 
   public Future<JsonNode> sendReadReceipt(DmContainer receipt) {
+    return sendReadReceipt(receipt, 0);
+  }
+
+  /** As {@link #sendReadReceipt(DmContainer)}, failing with {@link #TIMEOUT} after {@code timeoutMs} (0: none). */
+  public Future<JsonNode> sendReadReceipt(DmContainer receipt, long timeoutMs) {
     return request("SendReadReceipt", object().put("receiptBlobB64",
-        Base64.getEncoder().encodeToString(receipt.bytes())));
+        Base64.getEncoder().encodeToString(receipt.bytes())), timeoutMs);
   }
 
   public Future<JsonNode> deleteMessage(DmContainer tombstone) {
+    return deleteMessage(tombstone, 0);
+  }
+
+  /** As {@link #deleteMessage(DmContainer)}, failing with {@link #TIMEOUT} after {@code timeoutMs} (0: none). */
+  public Future<JsonNode> deleteMessage(DmContainer tombstone, long timeoutMs) {
     return request("DeleteMessage", object().put("tombstoneBlobB64",
-        Base64.getEncoder().encodeToString(tombstone.bytes())));
+        Base64.getEncoder().encodeToString(tombstone.bytes())), timeoutMs);
   }
 
   public static long randomNonce() {

@@ -1,0 +1,132 @@
+package org.shine.server.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.io.IOException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.shine.server.client.ShineClient;
+import org.shine.server.client.ShineClientException;
+import org.shine.server.dm.DmKeys;
+import org.shine.server.dm.KeyFile;
+
+/**
+ * What every client subcommand does first — read the key, connect, log in — with each way it can fail turned into a
+ * {@link CliFailure} that names the file or the server and the likely fix.
+ */
+final class ClientSupport {
+  /** How long a command waits for a connection or an answer before it reports the server unreachable. */
+  static final long ANSWER_TIMEOUT_S = 30;
+
+  private ClientSupport() {
+  }
+
+  /** A user: the login and its key. */
+  record Identity(String login, KeyFile key) {
+  }
+
+  static Identity identity(Path keyFile, String login) {
+    KeyFile key = readKey(keyFile);
+    String who = login != null ? login : key.login().orElse(null);
+    if (who == null) {
+      throw CliFailure.usage("--login is needed: " + keyFile + " names no login");
+    }
+    return new Identity(who, key);
+  }
+
+  static KeyFile readKey(Path file) {
+    try {
+      return KeyFile.read(file);
+    } catch (NoSuchFileException e) {
+      throw new CliFailure(CliFailure.BAD_KEY_FILE, "key file " + file + " does not exist (make one with: keygen"
+          + " --out " + file + " --login LOGIN)");
+    } catch (JsonProcessingException e) {
+      throw notAKeyFile(file);
+    } catch (IOException e) {
+      throw new CliFailure(CliFailure.BAD_KEY_FILE, "cannot read key file " + file + ": " + CliErrors.describe(e));
+    } catch (RuntimeException e) {
+      throw notAKeyFile(file);
+    }
+  }
+
+  private static CliFailure notAKeyFile(Path file) {
+    return new CliFailure(CliFailure.BAD_KEY_FILE, file + " is not a key file: expected the JSON that keygen writes"
+        + " (publicKeyB64, privateKeyB64 of an Ed25519 key, login)");
+  }
+
+  /** A connection to {@code url}; an unreachable server is {@link CliFailure#UNREACHABLE}. */
+  static ShineClient connect(Vertx vertx, String url) {
+    if (!url.startsWith("ws://") && !url.startsWith("wss://")) {
+      throw CliFailure.usage("--server takes the server's WebSocket URL, such as ws://127.0.0.1:7101/ws: " + url);
+    }
+    try {
+      return ShineClient.connect(vertx, url).await(ANSWER_TIMEOUT_S, TimeUnit.SECONDS);
+    } catch (TimeoutException e) {
+      throw new CliFailure(CliFailure.UNREACHABLE, "cannot reach " + url + ": no connection within "
+          + ANSWER_TIMEOUT_S + " s");
+    } catch (Exception e) { // Future.await rethrows a checked failure (ConnectException) as it is
+      throw new CliFailure(CliFailure.UNREACHABLE, "cannot reach " + url + ": " + CliErrors.describe(e));
+    }
+  }
+
+  /** A connection to {@code url} logged in as {@code user}; a refused login says why. */
+  static ShineClient loggedIn(Vertx vertx, String url, Identity user) {
+    ShineClient client = connect(vertx, url);
+    try {
+      client.login(user.login(), user.key()).await(ANSWER_TIMEOUT_S, TimeUnit.SECONDS);
+    } catch (TimeoutException e) {
+      throw new CliFailure(CliFailure.UNREACHABLE, url + " did not answer the login within " + ANSWER_TIMEOUT_S
+          + " s");
+    } catch (ShineClientException e) {
+      throw loginRefused(url, user.login(), e);
+    }
+    return client;
+  }
+
+  /** Why a login was refused, as the user can act on it. */
+  static CliFailure loginRefused(String url, String login, ShineClientException e) {
+    return switch (e.status()) {
+      case 404 -> new CliFailure(CliFailure.NOT_FOUND, login + " is not registered on " + url
+          + " (client register --key FILE --server " + url + ")");
+      case 401 -> new CliFailure(CliFailure.LOGIN_REFUSED, url + " refused the login of " + login
+          + ": the key does not match the key " + login + " registered");
+      case 421 -> new CliFailure(CliFailure.LOGIN_REFUSED, url + " is not an access server of " + login
+          + " (its card names other servers)");
+      default -> CliErrors.fromServer(e);
+    };
+  }
+
+  /** The answer of a request; an error answer becomes its {@link CliFailure}, silence {@code UNREACHABLE}. */
+  static <T> T await(Future<T> answer) {
+    try {
+      return answer.await(ANSWER_TIMEOUT_S, TimeUnit.SECONDS);
+    } catch (TimeoutException e) {
+      throw new CliFailure(CliFailure.UNREACHABLE, "no answer from the server within " + ANSWER_TIMEOUT_S + " s");
+    }
+  }
+
+  /** A baseKey, or the messageKey of one of its copies, split into its parts. */
+  static DmKeys.ParsedKey messageKey(String key) {
+    DmKeys.ParsedKey parsed = DmKeys.parseBaseKey(key);
+    if (parsed == null) {
+      parsed = DmKeys.parseMessageKey(key);
+    }
+    if (parsed == null) {
+      throw CliFailure.usage("--message takes a message key as history prints it (from|to|createdAtMs|nonce): "
+          + key);
+    }
+    return parsed;
+  }
+
+  /** Closes a Vert.x instance a command made, without waiting longer than it must. */
+  static void close(Vertx vertx) {
+    try {
+      vertx.close().await(10, TimeUnit.SECONDS);
+    } catch (TimeoutException | RuntimeException e) {
+      // the command's result is already printed; a slow close must not change its exit code
+    }
+  }
+}

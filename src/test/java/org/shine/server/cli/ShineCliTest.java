@@ -1,0 +1,120 @@
+package org.shine.server.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The command line's parsing, help, suggestions and completion script, without any server. */
+class ShineCliTest {
+
+  @Test
+  @DisplayName("no command prints the usage and exits 2; help and --help exit 0 and list every command")
+  void usage() {
+    Cli.Result none = Cli.run();
+    assertThat(none.exitCode()).isEqualTo(2);
+    assertThat(none.err()).contains("Usage: shine-server");
+    for (String help : new String[] {"help", "--help"}) {
+      Cli.Result result = Cli.run(help);
+      assertThat(result.exitCode()).isZero();
+      assertThat(result.out()).contains("server", "keygen", "client", "adapter", "bench", "admin", "generate-completion",
+          "Exit codes: 0 ok");
+    }
+    assertThat(Cli.run("client", "help", "chat").out()).contains("--peer=LOGIN", "--terminal");
+    assertThat(Cli.run("bench", "send", "--help").out()).contains("--recipient-server=URL", "--rate=R");
+    assertThat(Cli.run("admin", "--help").out()).contains("peers", "deliveries", "retry-peer", "user");
+  }
+
+  @Test
+  @DisplayName("a mistyped command or option is refused with exit code 2 and the nearest name suggested")
+  void suggestions() {
+    Cli.Result command = Cli.run("clinet", "send");
+    assertThat(command.exitCode()).isEqualTo(2);
+    assertThat(command.err()).contains("Did you mean: shine-server client");
+
+    Cli.Result sub = Cli.run("client", "hsitory");
+    assertThat(sub.err()).contains("Did you mean: client history");
+
+    Cli.Result option = Cli.run("client", "send", "--key", "k", "--server", "ws://h/ws", "--to", "bob", "--txt", "x");
+    assertThat(option.exitCode()).isEqualTo(2);
+    assertThat(option.err()).contains("Unknown option: '--txt'", "Did you mean: --text?",
+        "see: java -jar shine-server.jar client send --help");
+
+    Cli.Result noSubcommand = Cli.run("client");
+    assertThat(noSubcommand.exitCode()).isEqualTo(2);
+    assertThat(noSubcommand.err()).contains("commands: register, send, history, listen, edit, read, delete,"
+        + " settings, chat");
+
+    Cli.Result missing = Cli.run("server");
+    assertThat(missing.exitCode()).isEqualTo(2);
+    assertThat(missing.err()).contains("Missing required option: '--config=FILE.json'");
+  }
+
+  @Test
+  @DisplayName("a config error is one line with exit code 2")
+  void configError() throws Exception {
+    var file = java.nio.file.Files.createTempFile("bad", ".json");
+    java.nio.file.Files.writeString(file, "{\"serverLogin\": \"s1\", \"noSuchKey\": 1}");
+    Cli.Result result = Cli.run("server", "--config", file.toString());
+    assertThat(result.exitCode()).isEqualTo(2);
+    assertThat(result.err()).startsWith("config error: ").contains("noSuchKey");
+    assertThat(result.err().lines().count()).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("keygen refuses to overwrite a key in one line, exit code 1")
+  void keygenRefuses() throws Exception {
+    var file = java.nio.file.Files.createTempDirectory("keys").resolve("a.key");
+    assertThat(Cli.run("keygen", "--out", file.toString(), "--login", "alice").exitCode()).isZero();
+    Cli.Result again = Cli.run("keygen", "--out", file.toString(), "--login", "alice");
+    assertThat(again.exitCode()).isEqualTo(1);
+    assertThat(again.err()).contains("exists; refusing to overwrite a key");
+    assertThat(Cli.run("keygen", "--out", file + "2", "--login", "Not Valid").exitCode()).isEqualTo(2);
+  }
+
+  @Test
+  @DisplayName("generate-completion prints picocli's bash/zsh completion script for every command")
+  void completion() {
+    Cli.Result script = Cli.run("generate-completion");
+    assertThat(script.exitCode()).isZero();
+    assertThat(script.out()).contains("complete -F _complete_shine-server", "chat", "settings", "--peer");
+  }
+
+  @Test
+  @DisplayName("the ticks: a read receipt outranks the delivery state, a late accepted never takes a final state back")
+  void ticks() {
+    assertThat(Tick.of("accepted", true)).isEqualTo(Tick.READ);
+    assertThat(Tick.of("failed", false)).isEqualTo(Tick.FAILED);
+    assertThat(Tick.READ.then(Tick.DELIVERED)).isEqualTo(Tick.READ);
+    assertThat(Tick.DELIVERED.then(Tick.ACCEPTED)).isEqualTo(Tick.DELIVERED);
+    assertThat(Tick.ACCEPTED.then(Tick.DELIVERED)).isEqualTo(Tick.DELIVERED);
+    assertThat(Tick.FAILED.then(Tick.READ)).isEqualTo(Tick.READ);
+    assertThat(Tick.ACCEPTED.render(false)).isEqualTo("[✓ accepted]");
+    assertThat(Tick.FAILED.render(false)).isEqualTo("[! not delivered]");
+    assertThat(Tick.FAILED.render(true)).isEqualTo("\u001b[31m! not delivered\u001b[0m");
+  }
+
+  @Test
+  @DisplayName("progress: a line with count, share, rate and time piped; a bar on a terminal; a summary at the end")
+  void progress() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    CliContext piped = new CliContext(InputStream.nullInputStream(), System.out, new PrintStream(err, true,
+        StandardCharsets.UTF_8), Map.of(), false);
+    Progress progress = Progress.start("catchup: pairs", piped, 200, () -> 50);
+    assertThat(progress.line(50, 2_000_000_000L)).isEqualTo("catchup: pairs: 50/200 (25.0 %), 25/s, 2 s");
+    progress.close();
+    assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("catchup: pairs: done, 50 in ");
+
+    CliContext terminal = new CliContext(InputStream.nullInputStream(), System.out, new PrintStream(err, true,
+        StandardCharsets.UTF_8), Map.of(), true);
+    try (Progress bar = Progress.start("bench", terminal, 10, () -> 5)) {
+      assertThat(bar.line(5, 1_000_000_000L)).isEqualTo("bench: [###############...............] 5/10 (50.0 %),"
+          + " 5/s, 1 s");
+    }
+  }
+}
