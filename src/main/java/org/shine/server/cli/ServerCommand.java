@@ -3,6 +3,7 @@ package org.shine.server.cli;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -37,7 +38,7 @@ public final class ServerCommand {
       LOG.error("cannot start the node: {}", e.toString());
       return 1;
     }
-    ShineServer server = new ShineServer(vertx, config, Clock.systemUTC(), metrics);
+    ShineServer server = new ShineServer(vertx, config, clock(config), metrics);
     try {
       server.start().await();
     } catch (RuntimeException e) {
@@ -70,5 +71,16 @@ public final class ServerCommand {
     }
     LOG.info("stopped");
     return 0;
+  }
+
+  /** The system clock, or with {@code testing.clockOffsetMs} (the fault suite's hook) that far off it. */
+  private static Clock clock(AppConfig config) {
+    long offsetMs = config.testing().clockOffsetMs();
+    if (offsetMs == 0) {
+      return Clock.systemUTC();
+    }
+    LOG.warn("testing.clockOffsetMs is set: this node's clock runs {} ms off the system clock (a test hook)",
+        offsetMs);
+    return Clock.offset(Clock.systemUTC(), Duration.ofMillis(offsetMs));
   }
 }
