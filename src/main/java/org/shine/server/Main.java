@@ -4,12 +4,13 @@ import java.util.Arrays;
 import org.shine.server.cli.AdapterCommand;
 import org.shine.server.cli.Args;
 import org.shine.server.cli.BenchCommand;
+import org.shine.server.cli.ChaosCommand;
 import org.shine.server.cli.ClientCommand;
 import org.shine.server.cli.KeygenCommand;
 import org.shine.server.cli.ServerCommand;
 import org.shine.server.config.ConfigException;
 
-/** Entry point of the fat jar: {@code server}, {@code keygen}, {@code client} and {@code bench} subcommands. */
+/** Entry point of the fat jar: {@code server}, {@code keygen}, {@code client}, {@code bench}, {@code adapter} and {@code chaos} subcommands. */
 public final class Main {
   static final String USAGE = String.join("\n",
       "usage: java -jar shine-server.jar <command> [options]",
@@ -18,7 +19,9 @@ public final class Main {
       "  client <register|send|history|listen> --key FILE --server URL [...]",
       "                                       a small WebSocket client; 'client help' lists the options",
       "  bench <codec|send|retry-claim|catchup> [...]   benchmarks; 'bench help' lists the options",
-      "  adapter <run|dead|retry-dead> [...]  the reference hub adapter; 'adapter help' lists the options");
+      "  adapter <run|dead|retry-dead> [...]  the reference hub adapter; 'adapter help' lists the options",
+      "  chaos <load|proxy> [...]             the fault suite's load, ledger and proxy (scripts/chaos.sh);",
+      "                                       'chaos help' lists the options");
 
   private Main() {
   }
@@ -36,6 +39,7 @@ public final class Main {
         case "client" -> ClientCommand.run(rest);
         case "bench" -> BenchCommand.run(rest);
         case "adapter" -> AdapterCommand.run(rest);
+        case "chaos" -> ChaosCommand.run(rest);
         default -> throw new Args.UsageException("unknown command " + args[0]);
       };
       System.exit(code);

@@ -40,6 +40,7 @@ public final class ShineClient {
   private WebSocket socket;
   private final AtomicLong nextId = new AtomicLong();
   private volatile Consumer<JsonNode> rawListener = frame -> { };
+  private final List<Runnable> closeListeners = new CopyOnWriteArrayList<>();
 
   private ShineClient(Vertx vertx, boolean offerCompression) {
     this.vertx = vertx;
@@ -62,7 +63,10 @@ public final class ShineClient {
     return client.wsClient.connect(WsUrls.connectOptions(url)).map(ws -> {
       client.socket = ws;
       ws.textMessageHandler(client::onFrame);
-      ws.closeHandler(v -> client.failPending("connection closed"));
+      ws.closeHandler(v -> {
+        client.failPending("connection closed");
+        client.closeListeners.forEach(Runnable::run);
+      });
       return client;
     });
   }
@@ -70,6 +74,15 @@ public final class ShineClient {
   /** Listens to server-pushed events ({@code op} + {@code payload}, no {@code requestId}). */
   public ShineClient onEvent(Consumer<JsonNode> listener) {
     eventListeners.add(listener);
+    return this;
+  }
+
+  /** Runs {@code listener} once the connection has closed (by either side), after pending requests failed. */
+  public ShineClient onClose(Runnable listener) {
+    closeListeners.add(listener);
+    if (socket.isClosed() && closeListeners.remove(listener)) {
+      listener.run();
+    }
     return this;
   }
 
