@@ -141,7 +141,7 @@ final class ChaosLedger {
         }
       }
       for (String server : senderServers) {
-        if (!TERMINAL.contains(pair.states.get(server))) {
+        if (!TERMINAL.contains(pair.states.getOrDefault(server, "absent"))) {
           return false;
         }
       }

@@ -234,8 +234,8 @@ final class ChaosLoad {
     }
     sleepUntil(end);
     timers.forEach(vertx::cancelTimer);
-    System.out.printf(Locale.ROOT, "CHAOS load-ended: %d pairs sent, %d waiting for an answer%n",
-        ledger.totals().sent(), unfinished.get());
+    System.out.printf(Locale.ROOT, "CHAOS load-ended: %d pairs sent, %d waiting for an answer; answers so far %s%n",
+        ledger.totals().sent(), unfinished.get(), ledger.totals().answers());
     while (unfinished.get() > 0 && System.nanoTime() < resendUntil) {
       sleepMillis(100);
     }
