@@ -52,7 +52,7 @@ if [ -n "$only" ]; then
 fi
 
 if [ "$short" = 1 ]; then
-  USERS=8; RATE=40; SECONDS_=6; SETTLE=60; PAUSE=2
+  USERS=8; RATE=40; SECONDS_=6; SETTLE=90; PAUSE=2
 else
   USERS=40; RATE=200; SECONDS_=30; SETTLE=120; PAUSE=8
 fi
@@ -67,9 +67,10 @@ NODE_B_URL="ws://127.0.0.1:$NODE_B_PORT/ws"
 export SHINE_FED_DIR="$DIR"
 export SHINE_FED_PORT_BASE="$PORT_BASE"
 export SHINE_FED_DB_PREFIX=shine_chaos_
-# the retry schedule in seconds instead of minutes (PROTOCOL §11 keys): 0, 2, 5, 10, 30 s; a short lease so a
+# the retry schedule compressed (PROTOCOL §11 keys): 0, 2, 5, 10 s, and the last point at 5 min so that no fault
+# of a scenario (a restart takes up to half a minute on a loaded machine) outlasts the schedule; a short lease so a
 # dead node's claimed rows come back quickly; sync every second
-export SHINE_FED_DELIVERY='{"scheduleMs":[0,2000,5000,10000,30000],"workerPeriodMs":500,"leaseMs":3000}'
+export SHINE_FED_DELIVERY='{"scheduleMs":[0,2000,5000,10000,300000],"workerPeriodMs":500,"leaseMs":3000}'
 export SHINE_FED_SYNC='{"periodMs":1000,"pageSize":200}'
 export SHINE_FED_URL_s3="$PROXY_URL"
 
@@ -136,18 +137,23 @@ start_load() {
   shift
   out="$DIR/$scenario.out"
   : > "$out"
+  FAULTS_DONE="$DIR/$scenario.faults-done"
+  rm -f "$FAULTS_DONE"
   java ${SHINE_JAVA_OPTS:-} -jar "$JAR" chaos load --scenario "$scenario" --users "$USERS" --rate "$RATE" \
-    --seconds "$SECONDS_" --settle-s "$SETTLE" --route "s3=$PROXY_URL" \
+    --seconds "$SECONDS_" --settle-s "$SETTLE" --route "s3=$PROXY_URL" --faults-done "$FAULTS_DONE" \
     --recipient-server "$(url_of s3)" --recipient-server "$(url_of s4)" "$@" > "$out" 2>&1 &
   load_pid=$!
   CURRENT_OUT="$out"
 }
 
+# The scenario's faults are over: the load's settle time starts now.
+faults_over() { touch "$FAULTS_DONE"; }
+
 # Waits until the load has printed "CHAOS <phase>".
 wait_phase() {
   local phase="$1"
-  for _ in $(seq 1 $((4 * (SECONDS_ + 2 * SETTLE + 120)))); do
-    grep -q "^CHAOS $phase" "$CURRENT_OUT" && return 0
+  for _ in $(seq 1 4800); do
+    grep -Eq "^CHAOS $phase" "$CURRENT_OUT" && return 0
     kill -0 "$load_pid" 2>/dev/null || { tail -n 20 "$CURRENT_OUT" >&2; die "the load stopped before '$phase'"; }
     sleep 0.25
   done
@@ -166,6 +172,9 @@ finish_load() {
     tail -n 20 "$CURRENT_OUT" >&2
   fi
   [ -n "${2:-}" ] && line="$line | $2"
+  if [[ "$line" == *500:INTERNAL* ]]; then
+    line="$line | known issue, fixed elsewhere: database trouble answered 500 instead of 503 STORAGE_UNAVAILABLE"
+  fi
   [ "$rc" = 0 ] && [ -z "${3:-}" ] || FAILED=1
   echo "$line"
   LEDGERS+=("$line")
@@ -191,6 +200,7 @@ scenario_a() {
   "$FED" crash s1
   sleep 2
   "$FED" start-one s1
+  faults_over
   finish_load a
 }
 
@@ -205,6 +215,7 @@ scenario_b() {
   wait_phase load-ended
   sleep 2
   "$FED" start-one s3
+  faults_over
   finish_load b
 }
 
@@ -213,6 +224,7 @@ scenario_d() {
   start_load d $(sender_args) --tag "$(tag_of d)"
   wait_phase load-ended
   restart_proxy 0 0
+  faults_over
   finish_load d "proxy: $(grep 'proxy stopped' "$DIR/proxy.log" | tail -n 1 | sed 's/^CHAOS proxy stopped: //')"
 }
 
@@ -227,11 +239,13 @@ scenario_e() {
   sleep 5
   psql_admin -qc "ALTER DATABASE $db ALLOW_CONNECTIONS true" >&2
   log "e: $db takes connections again"
+  faults_over
   finish_load e
 }
 
 scenario_f() {
   start_load f $(sender_args) --both-senders on --tag "$(tag_of f)"
+  faults_over
   finish_load f
 }
 
@@ -260,10 +274,19 @@ scenario_g() {
     note="$note: attempts made that the new clock did not allow | FAIL"
   fi
   restart_recipients
+  faults_over
   finish_load "$scenario" "$note" "$([[ "$note" == *FAIL ]] && echo fail)"
-  # back to the system clock for what follows
-  "$FED" crash s1
-  "$FED" start-one s1
+  CLOCK_MOVED=1
+}
+
+# After (g), s1 runs on the system clock again before another scenario uses it.
+CLOCK_MOVED=0
+plain_s1() {
+  if [ "$CLOCK_MOVED" = 1 ]; then
+    "$FED" crash s1
+    "$FED" start-one s1
+    CLOCK_MOVED=0
+  fi
 }
 
 scenario_c() {
@@ -271,6 +294,7 @@ scenario_c() {
   members="[\"127.0.0.1:$CLUSTER_PORT\",\"127.0.0.1:$((CLUSTER_PORT + 1))\"]"
   cluster="\"cluster\":{\"enabled\":true,\"members\":$members,\"port\":$CLUSTER_PORT,\"host\":\"127.0.0.1\"}"
   "$FED" kill s1
+  CLOCK_MOVED=0
   SHINE_FED_EXTRA_s1="$cluster" "$FED" start-one s1
   # node b: the same server (login, key, database), its own HTTP port
   sed "s/$(port_of s1)/$NODE_B_PORT/g" "$DIR/s1.json" > "$DIR/s1b.json"
@@ -291,9 +315,9 @@ scenario_c() {
   log "c: node a of s1 killed; node b (pid $node_b_pid) serves alone"
   sleep 1
   restart_recipients
+  faults_over
   finish_load c
   stop_node_b
-  "$FED" start-one s1
 }
 
 command -v curl >/dev/null || apt_install curl
@@ -317,6 +341,9 @@ restart_proxy 0 0
 "$FED" start
 for scenario in "${scenarios[@]}"; do
   log "scenario $scenario"
+  case "$scenario" in
+    a|b|d|e|f) plain_s1 ;;
+  esac
   case "$scenario" in
     a) scenario_a ;;
     b) scenario_b ;;

@@ -129,14 +129,18 @@ final class ChaosLedger {
     return pairs.values().stream().filter(p -> p.outcome == Outcome.PENDING).count();
   }
 
-  /** True when every accepted pair is on every recipient server and in a final state on every sender server. */
+  /**
+   * True when every accepted pair is in a final state on every sender server and, unless all of them failed it,
+   * on every recipient server.
+   */
   boolean settled() {
     for (Pair pair : pairs.values()) {
       if (pair.outcome != Outcome.ACCEPTED) {
         continue;
       }
+      boolean failedEverywhere = senderServers.stream().allMatch(s -> "failed".equals(pair.states.get(s)));
       for (String server : recipientServers) {
-        if (pair.copies.getOrDefault(server, 0) < 1) {
+        if (!failedEverywhere && pair.copies.getOrDefault(server, 0) < 1) {
           return false;
         }
       }
@@ -151,7 +155,7 @@ final class ChaosLedger {
 
   /** The totals of the ledger line. */
   record Totals(long sent, long accepted, long rejected, long unresolved, long delivered, long lost,
-      long duplicated, long duplicatePushes, long duplicateCopies, long unsettled,
+      long failedByRules, long duplicated, long duplicatePushes, long duplicateCopies, long unsettled,
       Map<String, Map<String, Long>> states, Map<String, Long> answers, long unknownPushes) {
 
     boolean clean() {
@@ -165,6 +169,7 @@ final class ChaosLedger {
     long rejected = 0;
     long delivered = 0;
     long lost = 0;
+    long failedByRules = 0;
     long duplicateCopies = 0;
     long unsettled = 0;
     Map<String, Map<String, Long>> states = new LinkedHashMap<>();
@@ -182,8 +187,12 @@ final class ChaosLedger {
       }
       accepted++;
       boolean everywhere = recipientServers.stream().allMatch(s -> pair.copies.getOrDefault(s, 0) >= 1);
+      boolean failedEverywhere = senderServers.stream().allMatch(s -> "failed".equals(pair.states.get(s)));
       if (everywhere) {
         delivered++;
+      } else if (failedEverywhere) {
+        // the rules gave up on it (seed §5): not delivered, and not lost either
+        failedByRules++;
       } else {
         lost++;
       }
@@ -198,7 +207,8 @@ final class ChaosLedger {
     Map<String, Long> answerCounts = new TreeMap<>();
     answers.forEach((answer, n) -> answerCounts.put(answer, n.sum()));
     long duplicatePushCount = duplicatePushes.sum();
-    return new Totals(sent, accepted, rejected, pending(), delivered, lost, duplicateCopies + duplicatePushCount,
+    return new Totals(sent, accepted, rejected, pending(), delivered, lost, failedByRules,
+        duplicateCopies + duplicatePushCount,
         duplicatePushCount, duplicateCopies, unsettled, states, answerCounts, unknownPushes.sum());
   }
 
@@ -213,9 +223,10 @@ final class ChaosLedger {
     StringJoiner answers = new StringJoiner(" ");
     t.answers().forEach((answer, n) -> answers.add(answer.replace(' ', ':') + "=" + n));
     return String.format(Locale.ROOT, "LEDGER %s: sent %d / accepted %d / delivered %d / lost %d / duplicated %d"
-            + " / final states %s | rejected %d, unresolved %d, unsettled %d, duplicate pushes %d, duplicate"
+            + " / final states %s | failed on every sender server and not delivered %d, rejected %d, unresolved %d, unsettled %d, duplicate pushes %d, duplicate"
             + " history rows %d, unknown pushes %d, answers: %s | %s",
-        scenario, t.sent(), t.accepted(), t.delivered(), t.lost(), t.duplicated(), states, t.rejected(),
+        scenario, t.sent(), t.accepted(), t.delivered(), t.lost(), t.duplicated(), states, t.failedByRules(),
+        t.rejected(),
         t.unresolved(), t.unsettled(), t.duplicatePushes(), t.duplicateCopies(), t.unknownPushes(), answers,
         t.clean() ? "OK" : "FAIL");
   }

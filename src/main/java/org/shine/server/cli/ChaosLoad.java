@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
@@ -30,20 +32,24 @@ import org.shine.server.dm.KeyFile;
  * duplicated, left unanswered or left unsettled.
  *
  * <p>It prints {@code CHAOS <phase>} lines as it goes ({@code ready}, {@code load-started}, {@code load-ended},
- * {@code answered}, {@code settled}), so the script can time its faults against the load.
+ * {@code faults-over}, {@code answered}, {@code settled}), so the script can time its faults against the load; with
+ * {@code --faults-done FILE} the settle time counts from when the script has created FILE.
  */
 final class ChaosLoad {
   static final String USAGE = String.join("\n",
       "chaos load --sender-server NODES [--sender-server NODES] --recipient-server NODES [--recipient-server NODES]",
       "       [--scenario NAME] [--users N] [--rate R] [--window W] [--seconds S] [--settle-s T] [--both-senders on]",
-      "       [--route LOGIN=URL] [--request-timeout-ms MS] [--tag T]",
+      "       [--route LOGIN=URL] [--request-timeout-ms MS] [--tag T] [--faults-done FILE]",
       "       NODES: a server's WebSocket URL, or the URLs of its nodes separated by commas (clients use them all;",
       "       the first is the route in the users' cards unless --route names another for that serverLogin).",
       "       N sender/recipient pairs of fresh users (default 10); R pairs/s in all (default 100) with at most W",
       "       (default 10) unsettled per sender, for S seconds (default 10); T seconds (default 60) to settle.",
-      "       --both-senders on: every pair is sent on both sender servers at once.");
+      "       --both-senders on: every pair is sent on both sender servers at once. --faults-done FILE: the",
+      "       settle time (and the time for resends) counts from when FILE exists (the script's faults are over).");
   static final Set<String> OPTIONS = Set.of("sender-server", "recipient-server", "scenario", "users", "rate",
-      "window", "seconds", "settle-s", "both-senders", "route", "request-timeout-ms", "tag");
+      "window", "seconds", "settle-s", "both-senders", "route", "request-timeout-ms", "tag", "faults-done");
+  /** The longest a load waits for the script to say its faults are over. */
+  private static final long FAULTS_WAIT_S = 900;
   private static final Set<Integer> FINAL_REFUSALS = Set.of(400, 403, 404, 409, 413, 421);
   private static final long RESEND_DELAY_MS = 300;
   private static final int PAGE = 200;
@@ -55,6 +61,8 @@ final class ChaosLoad {
   private final List<Server> recipientServers;
   private final List<User> users = new ArrayList<>();
   private final AtomicLong unfinished = new AtomicLong();
+  /** Until when (nanoTime) a pair without a settling answer is sent again. */
+  private volatile long resendUntil = Long.MAX_VALUE;
 
   /** One server of the scenario: its login, the nodes clients use, the URL its route names. */
   private record Server(String login, List<String> nodes, String routeUrl) {
@@ -82,7 +90,7 @@ final class ChaosLoad {
   /** The command line of one run. */
   private record Settings(String scenario, List<List<String>> senderNodes, List<List<String>> recipientNodes,
       Map<String, String> routes, int users, long rate, int window, int seconds, int settleS, boolean bothSenders,
-      long requestTimeoutMs, String tag) {
+      long requestTimeoutMs, String tag, Path faultsDone) {
 
     static Settings from(Args options) {
       List<List<String>> senders = nodes(options.all("sender-server"), "sender-server");
@@ -103,7 +111,8 @@ final class ChaosLoad {
           (int) options.longValue("users", 10), options.longValue("rate", 100), (int) options.longValue("window", 10),
           (int) options.longValue("seconds", 10), (int) options.longValue("settle-s", 60), both.equals("on"),
           options.longValue("request-timeout-ms", 10_000),
-          options.optional("tag", Long.toString(System.currentTimeMillis() % 1_000_000, 36)));
+          options.optional("tag", Long.toString(System.currentTimeMillis() % 1_000_000, 36)),
+          options.optional("faults-done", null) == null ? null : Path.of(options.required("faults-done")));
       if (settings.bothSenders() && senders.size() != 2) {
         throw new Args.UsageException("--both-senders on needs two --sender-server");
       }
@@ -220,7 +229,9 @@ final class ChaosLoad {
   private int runLoad() {
     long start = System.nanoTime();
     long end = start + TimeUnit.SECONDS.toNanos(settings.seconds());
-    long resendUntil = end + TimeUnit.SECONDS.toNanos(settings.settleS());
+    if (settings.faultsDone() == null) {
+      resendUntil = end + TimeUnit.SECONDS.toNanos(settings.settleS());
+    }
     long intervalMs = Math.max(1, settings.users() * 1000L / settings.rate());
     System.out.printf(Locale.ROOT, "CHAOS load-started: %d pairs/s for %d s (one pair every %d ms per sender, at"
         + " most %d unsettled each)%n", settings.rate(), settings.seconds(), intervalMs, settings.window());
@@ -228,7 +239,7 @@ final class ChaosLoad {
     for (User user : users) {
       timers.add(vertx.setPeriodic(intervalMs, id -> {
         if (System.nanoTime() < end && user.inFlight.get() < settings.window()) {
-          launch(user, resendUntil);
+          launch(user);
         }
       }));
     }
@@ -236,6 +247,9 @@ final class ChaosLoad {
     timers.forEach(vertx::cancelTimer);
     System.out.printf(Locale.ROOT, "CHAOS load-ended: %d pairs sent, %d waiting for an answer; answers so far %s%n",
         ledger.totals().sent(), unfinished.get(), ledger.totals().answers());
+    if (settings.faultsDone() != null) {
+      awaitFaultsOver();
+    }
     while (unfinished.get() > 0 && System.nanoTime() < resendUntil) {
       sleepMillis(100);
     }
@@ -265,7 +279,16 @@ final class ChaosLoad {
     return totals.clean() ? 0 : 1;
   }
 
-  private void launch(User user, long resendUntil) {
+  private void awaitFaultsOver() {
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(FAULTS_WAIT_S);
+    while (!Files.exists(settings.faultsDone()) && System.nanoTime() < giveUp) {
+      sleepMillis(200);
+    }
+    resendUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(settings.settleS());
+    System.out.printf(Locale.ROOT, "CHAOS faults-over: %d pairs waiting for an answer%n", unfinished.get());
+  }
+
+  private void launch(User user) {
     long createdAtMs = Math.max(System.currentTimeMillis(), user.lastCreatedAtMs + 1);
     user.lastCreatedAtMs = createdAtMs;
     byte[] body = ("{\"v\":1,\"text\":\"chaos " + createdAtMs + "\"}").getBytes(StandardCharsets.UTF_8);
@@ -287,12 +310,12 @@ final class ChaosLoad {
       }
     };
     for (ChaosSession target : targets) {
-      send(target, baseKey, payload, resendUntil, done);
+      send(target, baseKey, payload, done);
     }
   }
 
   /** Sends the same bytes until an answer settles them, or the time for resends is over. */
-  private void send(ChaosSession session, String baseKey, JsonNode payload, long resendUntil, Runnable done) {
+  private void send(ChaosSession session, String baseKey, JsonNode payload, Runnable done) {
     session.request("SendMessagePair", payload, settings.requestTimeoutMs()).onComplete(ar -> {
       if (ar.succeeded()) {
         ledger.accepted(baseKey);
@@ -310,7 +333,7 @@ final class ChaosLoad {
         done.run();
         return;
       }
-      vertx.setTimer(RESEND_DELAY_MS, id -> send(session, baseKey, payload, resendUntil, done));
+      vertx.setTimer(RESEND_DELAY_MS, id -> send(session, baseKey, payload, done));
     });
   }
 

@@ -75,6 +75,25 @@ class ChaosLedgerTest {
   }
 
   @Test
+  @DisplayName("a pair failed on every sender server and missing at a recipient is failed by the rules, not lost;"
+      + " failed on one sender server only, it is lost")
+  void failedByTheRules() {
+    ledger.sent(A);
+    ledger.sent(B);
+    ledger.accepted(A);
+    ledger.accepted(B);
+    ledger.recipientHistory("s3", Map.of(A + "|1", 1));
+    ledger.senderStates("s1", Map.of(A, "failed", B, "failed"));
+    ledger.senderStates("s2", Map.of(A, "failed", B, "delivered"));
+
+    ChaosLedger.Totals totals = ledger.totals();
+
+    assertThat(totals.failedByRules()).isEqualTo(1);
+    assertThat(totals.lost()).isEqualTo(1);
+    assertThat(ledger.settled()).isFalse();
+  }
+
+  @Test
   @DisplayName("one key twice in a history, or pushed twice to one session, is a duplicate; another session is not")
   void duplicates() {
     ledger.sent(A);
