@@ -52,9 +52,9 @@ if [ -n "$only" ]; then
 fi
 
 if [ "$short" = 1 ]; then
-  USERS=8; RATE=40; SECONDS_=6; SETTLE=90; PAUSE=2
+  USERS=8; RATE=40; SECONDS_=6; SETTLE=150; PAUSE=2
 else
-  USERS=40; RATE=200; SECONDS_=30; SETTLE=120; PAUSE=8
+  USERS=20; RATE=100; SECONDS_=20; SETTLE=150; PAUSE=6
 fi
 
 port_of() { echo $((PORT_BASE + ${1#s})); }
@@ -67,10 +67,11 @@ NODE_B_URL="ws://127.0.0.1:$NODE_B_PORT/ws"
 export SHINE_FED_DIR="$DIR"
 export SHINE_FED_PORT_BASE="$PORT_BASE"
 export SHINE_FED_DB_PREFIX=shine_chaos_
-# the retry schedule compressed (PROTOCOL §11 keys): 0, 2, 5, 10 s, and the last point at 5 min so that no fault
-# of a scenario (a restart takes up to half a minute on a loaded machine) outlasts the schedule; a short lease so a
-# dead node's claimed rows come back quickly; sync every second
-export SHINE_FED_DELIVERY='{"scheduleMs":[0,2000,5000,10000,300000],"workerPeriodMs":500,"leaseMs":3000}'
+# the retry schedule compressed (PROTOCOL §11 keys): 0, 3, 10, 30 s and the last point at 2 min, so that no fault
+# of a scenario (a restart takes up to half a minute on a loaded machine) outlasts the schedule and a pair that
+# reaches s2 by sync soon finds a point (it joins the next one, PROTOCOL §8); a short lease so a dead node's claimed
+# rows come back quickly; sync every second
+export SHINE_FED_DELIVERY='{"scheduleMs":[0,3000,10000,30000,120000],"workerPeriodMs":500,"leaseMs":3000}'
 export SHINE_FED_SYNC='{"periodMs":1000,"pageSize":200}'
 export SHINE_FED_URL_s3="$PROXY_URL"
 

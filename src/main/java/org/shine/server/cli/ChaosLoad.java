@@ -63,6 +63,7 @@ final class ChaosLoad {
   private final AtomicLong unfinished = new AtomicLong();
   /** Until when (nanoTime) a pair without a settling answer is sent again. */
   private volatile long resendUntil = Long.MAX_VALUE;
+  private boolean faultsSeenOver;
 
   /** One server of the scenario: its login, the nodes clients use, the URL its route names. */
   private record Server(String login, List<String> nodes, String routeUrl) {
@@ -247,13 +248,13 @@ final class ChaosLoad {
     timers.forEach(vertx::cancelTimer);
     System.out.printf(Locale.ROOT, "CHAOS load-ended: %d pairs sent, %d waiting for an answer; answers so far %s%n",
         ledger.totals().sent(), unfinished.get(), ledger.totals().answers());
-    if (settings.faultsDone() != null) {
-      awaitFaultsOver();
-    }
+    // the answers may need the faults to be over (a server back): resends go on until then, and a while after
     while (unfinished.get() > 0 && System.nanoTime() < resendUntil) {
+      faultsOver();
       sleepMillis(100);
     }
     System.out.printf(Locale.ROOT, "CHAOS answered: %d still unanswered%n", unfinished.get());
+    awaitFaultsOver();
     long settleStart = System.nanoTime();
     long settleEnd = settleStart + TimeUnit.SECONDS.toNanos(settings.settleS());
     boolean settled = false;
@@ -279,13 +280,26 @@ final class ChaosLoad {
     return totals.clean() ? 0 : 1;
   }
 
+  /** Waits (bounded) until the script's faults are over, when it is to say so. */
   private void awaitFaultsOver() {
     long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(FAULTS_WAIT_S);
-    while (!Files.exists(settings.faultsDone()) && System.nanoTime() < giveUp) {
+    while (!faultsOver() && System.nanoTime() < giveUp) {
       sleepMillis(200);
     }
+  }
+
+  /** True once the faults are over (or nobody says when); the first time, the time for resends starts. */
+  private boolean faultsOver() {
+    if (settings.faultsDone() == null || faultsSeenOver) {
+      return true;
+    }
+    if (!Files.exists(settings.faultsDone())) {
+      return false;
+    }
+    faultsSeenOver = true;
     resendUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(settings.settleS());
     System.out.printf(Locale.ROOT, "CHAOS faults-over: %d pairs waiting for an answer%n", unfinished.get());
+    return true;
   }
 
   private void launch(User user) {

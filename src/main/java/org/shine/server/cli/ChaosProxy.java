@@ -104,6 +104,7 @@ final class ChaosProxy {
     inbound.pause();
     client.connect(targetPort, targetHost).onComplete(ar -> {
       if (ar.failed()) {
+        System.out.printf("CHAOS proxy: no connection to %s:%d: %s%n", targetHost, targetPort, ar.cause());
         inbound.close();
         return;
       }
