@@ -343,7 +343,7 @@ restart_proxy 0 0
 for scenario in "${scenarios[@]}"; do
   log "scenario $scenario"
   case "$scenario" in
-    a|b|d|e|f) plain_s1 ;;
+    a|b|d|e|f|g+|g-) plain_s1 ;;
   esac
   case "$scenario" in
     a) scenario_a ;;

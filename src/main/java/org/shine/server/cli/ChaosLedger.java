@@ -158,8 +158,9 @@ final class ChaosLedger {
       long failedByRules, long duplicated, long duplicatePushes, long duplicateCopies, long unsettled,
       Map<String, Map<String, Long>> states, Map<String, Long> answers, long unknownPushes) {
 
+    /** Nothing lost, duplicated, unanswered or unsettled, and something accepted (else nothing was tested). */
     boolean clean() {
-      return lost == 0 && duplicated == 0 && unresolved == 0 && unsettled == 0;
+      return accepted > 0 && lost == 0 && duplicated == 0 && unresolved == 0 && unsettled == 0;
     }
   }
 

@@ -166,6 +166,15 @@ class ChaosLedgerTest {
   }
 
   @Test
+  @DisplayName("a scenario in which nothing was accepted tested nothing and is not clean")
+  void nothingAccepted() {
+    ledger.sent(A);
+    ledger.rejected(A, 400, "CLOCK_SKEW");
+
+    assertThat(ledger.totals().clean()).isFalse();
+  }
+
+  @Test
   @DisplayName("pushes of keys the ledger never sent are counted apart, not as duplicates")
   void unknownPushes() {
     ledger.pushed(1, "carol|bob|1|1|1");
