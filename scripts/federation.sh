@@ -8,14 +8,28 @@
 #   scripts/federation.sh status           which are up
 #   scripts/federation.sh kill sN | start-one sN   stop or (re)start one server, e.g. to watch retries
 #   scripts/federation.sh reset            stop, then drop the four databases (a clean slate)
+#   scripts/federation.sh crash sN         kill -9 one server (no drain), e.g. for the fault suite
 # --fast compresses the retry schedule to 0/3/6/9/12 s (instead of 0/30 s/5/25/60 min) for demos.
 # Logs and configs: run/federation/.
+# Other scripts (scripts/chaos.sh) run their own federation through these variables, read whenever a config is
+# written (start, start-one): SHINE_FED_DIR (run/federation), SHINE_FED_PORT_BASE (7100: sN listens on base+N),
+# SHINE_FED_DB_PREFIX (shine_fed_), SHINE_FED_DELIVERY and SHINE_FED_SYNC (JSON objects replacing the "delivery"
+# and "sync" sections), SHINE_FED_URL_sN (the URL peers and cards know sN by, e.g. a proxy in front of it) and
+# SHINE_FED_EXTRA_sN (more top-level config members for sN, e.g. "testing" or "cluster").
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-DIR="$ROOT/run/federation"
+DIR="${SHINE_FED_DIR:-$ROOT/run/federation}"
+PORT_BASE="${SHINE_FED_PORT_BASE:-7100}"
+DB_PREFIX="${SHINE_FED_DB_PREFIX:-shine_fed_}"
 SERVERS=(s1 s2 s3 s4)
 
-port_of() { echo $((7100 + ${1#s})); }
+port_of() { echo $((PORT_BASE + ${1#s})); }
+
+# The URL other servers (and users' cards) know sN by.
+url_of() {
+  local override="SHINE_FED_URL_$1"
+  echo "${!override:-ws://127.0.0.1:$(port_of "$1")/ws}"
+}
 
 key_file() { echo "$DIR/$1.key"; }
 
@@ -30,19 +44,23 @@ write_config() {
   local name="$1" fast="$2" peers="" other
   for other in "${SERVERS[@]}"; do
     [ "$other" = "$name" ] && continue
-    peers="$peers${peers:+,}{\"serverLogin\":\"$other\",\"url\":\"ws://127.0.0.1:$(port_of "$other")/ws\",\"publicKeyB64\":\"$(public_key_of "$other")\"}"
+    peers="$peers${peers:+,}{\"serverLogin\":\"$other\",\"url\":\"$(url_of "$other")\",\"publicKeyB64\":\"$(public_key_of "$other")\"}"
   done
-  local delivery=""
-  if [ "$fast" = 1 ]; then
+  local delivery="" extra="SHINE_FED_EXTRA_$name"
+  if [ -n "${SHINE_FED_DELIVERY:-}" ]; then
+    delivery=",\"delivery\":$SHINE_FED_DELIVERY"
+  elif [ "$fast" = 1 ]; then
     delivery=',"delivery":{"scheduleMs":[0,3000,6000,9000,12000],"workerPeriodMs":1000}'
   fi
+  [ -n "${SHINE_FED_SYNC:-}" ] && delivery="$delivery,\"sync\":$SHINE_FED_SYNC"
+  [ -n "${!extra:-}" ] && delivery="$delivery,${!extra}"
   cat > "$DIR/$name.json" <<JSON
 {
   "serverLogin": "$name",
   "http": {"host": "127.0.0.1", "port": $(port_of "$name")},
-  "publicUrl": "ws://127.0.0.1:$(port_of "$name")/ws",
+  "publicUrl": "$(url_of "$name")",
   "serverKeyFile": "$(key_file "$name")",
-  "db": {"host": "$DB_HOST", "port": $DB_PORT, "database": "shine_fed_$name", "user": "$DB_USER", "password": "${SHINE_DB_PASSWORD:-}"},
+  "db": {"host": "$DB_HOST", "port": $DB_PORT, "database": "$DB_PREFIX$name", "user": "$DB_USER", "password": "${SHINE_DB_PASSWORD:-}"},
   "peers": [$peers]$delivery
 }
 JSON
@@ -125,6 +143,19 @@ stop_one() {
   log "$name stopped"
 }
 
+crash_one() {
+  local name="$1" pid
+  is_up "$name" || { rm -f "$DIR/$name.pid"; return 0; }
+  pid=$(cat "$DIR/$name.pid")
+  kill -KILL "$pid"
+  for _ in $(seq 1 40); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.25
+  done
+  rm -f "$DIR/$name.pid"
+  log "$name killed (SIGKILL)"
+}
+
 cmd="${1:-}"
 case "$cmd" in
   start)
@@ -135,9 +166,10 @@ case "$cmd" in
     ensure_postgres
     ensure_jar
     mkdir -p "$DIR"
+    echo "$fast" > "$DIR/fast"
     for s in "${SERVERS[@]}"; do ensure_key "$s"; done
     for s in "${SERVERS[@]}"; do
-      ensure_database "shine_fed_$s"
+      ensure_database "$DB_PREFIX$s"
       write_config "$s" "$fast"
       start_one "$s"
     done
@@ -151,9 +183,9 @@ case "$cmd" in
     for s in "${SERVERS[@]}"; do stop_one "$s"; done
     for s in "${SERVERS[@]}"; do
       PGPASSWORD="${SHINE_DB_PASSWORD:-}" psql -h "$DB_HOST" -p "$DB_PORT" -U "$DB_USER" -d postgres -qc \
-        "DROP DATABASE IF EXISTS shine_fed_$s WITH (FORCE)" >&2
+        "DROP DATABASE IF EXISTS $DB_PREFIX$s WITH (FORCE)" >&2
     done
-    log "dropped shine_fed_s1..s4"
+    log "dropped ${DB_PREFIX}s1..s4"
     ;;
   status)
     for s in "${SERVERS[@]}"; do
@@ -164,14 +196,20 @@ case "$cmd" in
     [ -n "${2:-}" ] || die "usage: federation.sh kill sN"
     stop_one "$2"
     ;;
+  crash)
+    [ -n "${2:-}" ] || die "usage: federation.sh crash sN"
+    crash_one "$2"
+    ;;
   start-one)
     [ -n "${2:-}" ] || die "usage: federation.sh start-one sN"
     [ -f "$DIR/$2.json" ] || die "no config for $2; run federation.sh start first"
+    # the config follows the environment of this call (a test hook set or cleared between starts)
+    write_config "$2" "$(cat "$DIR/fast" 2>/dev/null || echo 0)"
     start_one "$2"
     wait_healthy "$2"
     ;;
   *)
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -4,6 +4,7 @@ import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.concurrent.Callable;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigException;
@@ -48,7 +49,7 @@ final class ServerCommand implements Callable<Integer> {
       LOG.error("cannot start the node: {}", e.toString());
       return 1;
     }
-    ShineServer server = new ShineServer(vertx, config, Clock.systemUTC(), metrics);
+    ShineServer server = new ShineServer(vertx, config, clock(config), metrics);
     try {
       server.start().await();
     } catch (RuntimeException e) {
@@ -81,5 +82,16 @@ final class ServerCommand implements Callable<Integer> {
       Thread.currentThread().interrupt();
     }
     return 0;
+  }
+
+  /** The system clock, or with {@code testing.clockOffsetMs} (the fault suite's hook) that far off it. */
+  private static Clock clock(AppConfig config) {
+    long offsetMs = config.testing().clockOffsetMs();
+    if (offsetMs == 0) {
+      return Clock.systemUTC();
+    }
+    LOG.warn("testing.clockOffsetMs is set: this node's clock runs {} ms off the system clock (a test hook)",
+        offsetMs);
+    return Clock.offset(Clock.systemUTC(), Duration.ofMillis(offsetMs));
   }
 }

@@ -24,6 +24,7 @@ import picocli.CommandLine.Spec;
         AdapterCommand.class,
         BenchCommand.class,
         AdminCommand.class,
+        ChaosCommand.class,
         AutoComplete.GenerateCompletion.class,
         HelpCommand.class,
     },

@@ -83,9 +83,12 @@ public final class ShineClient {
     return this;
   }
 
-  /** Runs when the connection closes, whichever side closed it (after pending requests have failed). */
+  /** Runs {@code listener} once the connection has closed (by either side), after pending requests failed. */
   public ShineClient onClose(Runnable listener) {
     closeListeners.add(listener);
+    if (socket.isClosed() && closeListeners.remove(listener)) {
+      listener.run();
+    }
     return this;
   }
 

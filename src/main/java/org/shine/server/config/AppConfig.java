@@ -19,7 +19,8 @@ public record AppConfig(
     Metrics metrics,
     Admin admin,
     Cluster cluster,
-    Instances instances) {
+    Instances instances,
+    Testing testing) {
 
   public AppConfig {
     Objects.requireNonNull(serverLogin);
@@ -35,6 +36,7 @@ public record AppConfig(
     Objects.requireNonNull(admin);
     Objects.requireNonNull(cluster);
     Objects.requireNonNull(instances);
+    Objects.requireNonNull(testing);
   }
 
   /** The configured peer of that serverLogin, if any. */
@@ -123,5 +125,12 @@ public record AppConfig(
 
   /** How many instances of each verticle one node deploys. */
   public record Instances(int gateway, int delivery, int retry, int sync, int hub, int directory) {
+  }
+
+  /**
+   * Hooks for the fault suite only, off by default: {@code clockOffsetMs} runs this node's clock that far off the
+   * system clock (read at start; docs/reliability.md).
+   */
+  public record Testing(long clockOffsetMs) {
   }
 }

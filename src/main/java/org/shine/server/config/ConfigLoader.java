@@ -32,6 +32,7 @@ public final class ConfigLoader {
   private static final ObjectMapper MAPPER = strictMapper();
   /** A page must hold at least one item of the largest kind (a pair: two 70 KiB containers in base64). */
   public static final int MIN_RESPONSE_BYTES = 262_144;
+  private static final long MAX_CLOCK_OFFSET_MS = 86_400_000;
   private static final Set<String> PEER_KEYS = Set.of("serverLogin", "url", "publicKeyB64", "legacy");
 
   private ConfigLoader() {
@@ -168,6 +169,8 @@ public final class ConfigLoader {
 
   private static void validate(AppConfig c) {
     require(Logins.isValid(c.serverLogin()), "serverLogin must match [a-z0-9_.-]{1,32}");
+    require(Math.abs(c.testing().clockOffsetMs()) <= MAX_CLOCK_OFFSET_MS,
+        "testing.clockOffsetMs must be within one day (-86400000..86400000)");
     require(c.http().host() != null && !c.http().host().isBlank(), "http.host must be a non-empty string");
     require(c.db().host() != null && c.db().database() != null && c.db().user() != null
         && c.db().password() != null, "db.host, db.database, db.user and db.password must be strings");

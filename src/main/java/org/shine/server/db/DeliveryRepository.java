@@ -67,14 +67,15 @@ public final class DeliveryRepository {
   /*
    * PROTOCOL §7.6: the accepted rows whose recipient has a current route to a server that just came back, claimed
    * like due rows (lease, row version) whether due or not; only rows not touched since it came back, so a row whose
-   * extra attempt already failed is not taken again in the same round. The recipient is the second field of the
+   * extra attempt already failed is not taken again in the same round. A row written later than now was written
+   * before the clock moved back, not in this round: it is taken too (else it would wait for the clock to catch up). The recipient is the second field of the
    * baseKey (a receipt's row: the original sender).
    */
   static final String CLAIM_ROUTED_TO =
       "WITH routed AS ("
           + " SELECT d.base_key, d.revision FROM dm_delivery d"
           + " JOIN user_access_servers_current r ON r.login = split_part(d.base_key, '|', 2) AND r.url = $4"
-          + " WHERE d.state = 'accepted' AND d.updated_at_ms < $5"
+          + " WHERE d.state = 'accepted' AND (d.updated_at_ms < $5 OR d.updated_at_ms > $1)"
           + " AND (d.lease_until_ms IS NULL OR d.lease_until_ms < $1)"
           + " ORDER BY d.next_attempt_at_ms LIMIT $3 FOR UPDATE OF d SKIP LOCKED)"
           + " UPDATE dm_delivery d SET lease_until_ms = $1 + $2, row_version = d.row_version + 1, updated_at_ms = $1"

@@ -45,7 +45,8 @@ class ConfigLoaderTest {
         "metrics": {"enabled": false},
         "admin": {"host": "127.0.0.2", "port": 7199},
         "cluster": {"enabled": true, "host": "10.0.0.5", "tls": {"keyFile": "node.key", "certFile": "node.crt", "trustFile": "ca.crt"}},
-        "instances": {"gateway": 4, "delivery": 2, "retry": 3, "sync": 5, "hub": 6, "directory": 7}
+        "instances": {"gateway": 4, "delivery": 2, "retry": 3, "sync": 5, "hub": 6, "directory": 7},
+        "testing": {"clockOffsetMs": -600000}
       }
       """;
 
@@ -87,7 +88,8 @@ class ConfigLoaderTest {
       new AppConfig.Metrics(true),
       new AppConfig.Admin("127.0.0.1", 0),
       new AppConfig.Cluster(false, List.of("127.0.0.1"), 5701, "127.0.0.1", null),
-      new AppConfig.Instances(2, 1, 1, 1, 1, 1));
+      new AppConfig.Instances(2, 1, 1, 1, 1, 1),
+      new AppConfig.Testing(0));
 
   private static AppConfig parse(String json) {
     return ConfigLoader.parse(json, Map.of());
@@ -124,7 +126,8 @@ class ConfigLoaderTest {
         new AppConfig.Admin("127.0.0.2", 7199),
         new AppConfig.Cluster(true, List.of("127.0.0.1"), 5701, "10.0.0.5",
             new AppConfig.Tls("node.key", "node.crt", "ca.crt")),
-        new AppConfig.Instances(4, 2, 3, 5, 6, 7)));
+        new AppConfig.Instances(4, 2, 3, 5, 6, 7),
+        new AppConfig.Testing(-600_000)));
   }
 
   @Test
@@ -135,7 +138,8 @@ class ConfigLoaderTest {
     assertThat(config.peers()).containsExactly(new AppConfig.Peer("s2", "ws://127.0.0.1:7102/ws"));
     assertThat(config).isEqualTo(new AppConfig(DEFAULTS.serverLogin(), DEFAULTS.http(), DEFAULTS.publicUrl(),
         DEFAULTS.serverKeyFile(), DEFAULTS.db(), config.peers(), DEFAULTS.delivery(), DEFAULTS.sync(), DEFAULTS.hub(),
-        DEFAULTS.limits(), DEFAULTS.metrics(), DEFAULTS.admin(), DEFAULTS.cluster(), DEFAULTS.instances()));
+        DEFAULTS.limits(), DEFAULTS.metrics(), DEFAULTS.admin(), DEFAULTS.cluster(), DEFAULTS.instances(),
+        DEFAULTS.testing()));
   }
 
   @Test
@@ -265,6 +269,13 @@ class ConfigLoaderTest {
   @DisplayName("a delivery schedule that is not strictly increasing is rejected")
   void nonIncreasingSchedule(String schedule) {
     assertRejected("{\"delivery\": {\"scheduleMs\": " + schedule + "}}", "scheduleMs");
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"86400001", "-86400001"})
+  @DisplayName("a test clock offset beyond one day is rejected")
+  void badClockOffset(String offset) {
+    assertRejected("{\"testing\": {\"clockOffsetMs\": " + offset + "}}", "clockOffsetMs");
   }
 
   @ParameterizedTest(name = "\"{0}\"")
