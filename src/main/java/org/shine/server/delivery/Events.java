@@ -40,6 +40,27 @@ final class Events {
         DmKeys.outgoingKey(baseKey) + "|" + state.wire());
   }
 
+  /**
+   * A pair of {@code outgoing.from()} stored here (sent on one of its sessions, forwarded or synced from its sibling)
+   * goes to the sender's sessions but {@code exceptSession} (null: every one), with the state it has now.
+   */
+  static void pushOutgoing(Vertx vertx, Frames frames, DmContainer outgoing, DeliveryState state,
+      String exceptSession) {
+    ObjectNode payload = frames.object()
+        .put("messageKey", outgoing.messageKey())
+        .put("baseKey", outgoing.baseKey())
+        .put("blobB64", Base64.getEncoder().encodeToString(outgoing.bytes()))
+        .put("deliveryState", state.wire());
+    publish(vertx, frames, outgoing.from(), Ops.EVENT_OUTGOING_DIRECT_MESSAGE, payload,
+        outgoing.messageKey() + "|r" + outgoing.revision(), exceptSession);
+  }
+
+  /** A receipt the reader sent (or its sibling stored) goes to the reader's sessions but {@code exceptSession}. */
+  static void pushReadByMe(Vertx vertx, Frames frames, DmContainer receipt, String exceptSession) {
+    ObjectNode payload = frames.object().put("baseKey", receipt.ref()).put("readAtMs", receipt.createdAtMs());
+    publish(vertx, frames, receipt.from(), Ops.EVENT_READ_BY_ME, payload, receipt.messageKey(), exceptSession);
+  }
+
   static void pushReadReceipt(Vertx vertx, Frames frames, String sender, DmContainer receipt) {
     ObjectNode payload = frames.object().put("baseKey", receipt.ref()).put("readerLogin", receipt.from())
         .put("readAtMs", receipt.createdAtMs());
@@ -48,8 +69,18 @@ final class Events {
 
   private static void publish(Vertx vertx, Frames frames, String login, String op, ObjectNode payload,
       String key) {
+    publish(vertx, frames, login, op, payload, key, null);
+  }
+
+  private static void publish(Vertx vertx, Frames frames, String login, String op, ObjectNode payload,
+      String key, String exceptSession) {
     String eventKey = op + "|" + key;
-    vertx.eventBus().publish(Addresses.userEvents(login), frames.event(op, payload));
+    if (exceptSession == null) {
+      vertx.eventBus().publish(Addresses.userEvents(login), frames.event(op, payload));
+    } else {
+      vertx.eventBus().publish(Addresses.userEvents(login), frames.event(op, payload),
+          new DeliveryOptions().addHeader(Addresses.EXCEPT_SESSION_HEADER, exceptSession));
+    }
     vertx.eventBus().send(Addresses.HUB_ENQUEUE, new HubEvent(login, eventKey, op, payload), LOCAL);
   }
 }

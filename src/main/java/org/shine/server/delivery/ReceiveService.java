@@ -128,6 +128,9 @@ public final class ReceiveService {
       if (stored.recipientCopyWritten()) {
         Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());
       }
+      if (stored.written()) {
+        Events.pushOutgoing(vertx, frames, pair.outgoing(), stored.state(), null);
+      }
       if (stored.firstAttempt() != null) {
         attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), true, null));
       }
@@ -189,6 +192,9 @@ public final class ReceiveService {
         .map(stored -> {
           if (stored.recipientCopyWritten()) {
             Events.pushIncoming(vertx, frames, pair.to(), pair.incoming());
+          }
+          if (stored.written()) {
+            Events.pushOutgoing(vertx, frames, pair.outgoing(), stored.state(), null);
           }
           return null;
         });

@@ -19,7 +19,8 @@ import org.shine.server.protocol.Status;
 /**
  * Stores read receipts and tombstones for an owner, idempotently: identical bytes are an ACK answered before any
  * signature check, other bytes under the same key are a 409. A receipt stored for the original sender is
- * pushed to the sender's sessions as {@code DmReadReceipt}. Confined to one event loop.
+ * pushed to the sender's sessions as {@code DmReadReceipt}; one stored for its reader goes to the reader's other
+ * sessions as {@code DmReadByMe}. Confined to one event loop.
  */
 final class SignalStore {
   private final Vertx vertx;
@@ -43,6 +44,12 @@ final class SignalStore {
    */
   Future<Boolean> store(String owner, DmContainer container, Ed25519Signer.PublicKey authorKey, boolean synced,
       String deliverAs, long leaseUntilMs, Runnable checkNew) {
+    return store(owner, container, authorKey, synced, deliverAs, leaseUntilMs, checkNew, null);
+  }
+
+  /** As above; a new receipt stored for its reader is pushed to the reader's sessions but {@code exceptSession}. */
+  Future<Boolean> store(String owner, DmContainer container, Ed25519Signer.PublicKey authorKey, boolean synced,
+      String deliverAs, long leaseUntilMs, Runnable checkNew, String exceptSession) {
     return signals.find(owner, container.messageKey()).compose(existing -> {
       if (existing.isPresent()) {
         return Arrays.equals(existing.get(), container.bytes()) ? Future.succeededFuture(false)
@@ -62,6 +69,9 @@ final class SignalStore {
     }).onSuccess(isNew -> {
       if (isNew && container.kind() == DmKind.READ_RECEIPT && owner.equals(container.to())) {
         Events.pushReadReceipt(vertx, frames, owner, container);
+      }
+      if (isNew && container.kind() == DmKind.READ_RECEIPT && owner.equals(container.from())) {
+        Events.pushReadByMe(vertx, frames, container, exceptSession);
       }
     });
   }

@@ -44,8 +44,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The WebSocket gateway ({@code /ws}), {@code /health}, {@code /metrics}, {@code /.well-known/shine-server} and the
- * hub's HTTP routes ({@code /hub/v1}): reads envelopes, enforces the connection and session limits, hands each
+ * The WebSocket gateway ({@code /ws}), {@code /health}, {@code /metrics}, {@code /.well-known/shine-server}, the
+ * web chat ({@code /app}, {@link WebApp}) and the hub's HTTP routes ({@code /hub/v1}): reads envelopes, enforces the connection and session limits, hands each
  * request to the {@link OpDispatcher} and maps every failure to an error frame in one place. Every instance listens
  * on the same port; Vert.x spreads connections over them.
  *
@@ -127,6 +127,7 @@ public final class GatewayVerticle extends VerticleBase {
         .put("publicKeyB64", identity.publicKeyB64()).put("url", identity.url()).toString();
     router.get("/.well-known/shine-server").handler(ctx -> ctx.response()
         .putHeader("content-type", "application/json").putHeader("cache-control", "no-cache").end(wellKnown));
+    WebApp.mount(router);
     metrics.scrapeRegistry().ifPresent(registry -> router.get("/metrics").handler(ctx -> scrape(ctx, registry)));
     // the hard cap only bounds memory; frames above the configured limit still get a 413 answer
     int hardCap = Math.max(config.limits().maxFrameBytes() * 4, 1 << 20);
