@@ -106,3 +106,17 @@ ensure_jar() {
   log "building $JAR"
   (cd "$ROOT" && mvn -B -q package -DskipTests) || die "build failed"
 }
+
+# Debian's Chromium for the browser tests (Playwright drives it; its own browser download is not used).
+ensure_chromium() {
+  [ -x /usr/bin/chromium ] || apt_install chromium
+}
+
+# Node.js with npm for the browser tests, and their npm packages (package-lock.json pins them).
+ensure_web_tests() {
+  command -v npm >/dev/null || apt_install nodejs npm
+  if [ ! -d "$ROOT/web-tests/node_modules/playwright-core" ]; then
+    log "installing the browser tests' npm packages"
+    (cd "$ROOT/web-tests" && npm ci --no-audit --no-fund --loglevel=error >&2) || die "npm ci in web-tests failed"
+  fi
+}

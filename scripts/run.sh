@@ -8,5 +8,7 @@ ensure_toolchain
 ensure_postgres
 ensure_jar
 url=$(sed -n 's/.*"publicUrl"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' "$CONFIG" | head -n 1)
+app=$(printf '%s' "$url" | sed -e 's#^ws://#http://#' -e 's#^wss://#https://#' -e 's#/ws$#/app/#')
 log "starting server with $CONFIG; clients connect to ${url:-the configured publicUrl} (health: /health)"
+[ -n "$app" ] && log "web chat: open ${app} in a browser"
 exec java ${SHINE_JAVA_OPTS:-} -jar "$JAR" server --config "$CONFIG"

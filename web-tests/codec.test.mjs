@@ -3,12 +3,17 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import {
+import { webcrypto } from 'node:crypto';
+
+// Node 18 (Debian 12's) has WebCrypto only as a module; later versions also as the global the page uses
+globalThis.crypto ??= webcrypto;
+const codec = await import('../src/main/resources/shine-web/codec.js');
+const keys = await import('../src/main/resources/shine-web/keys.js');
+const {
   b64decode, b64encode, baseKey, decodeBody, encodeBody, messageKey, parseContainer, signContainer, unsignedBytes,
   verifyContainer,
-} from '../src/main/resources/shine-web/codec.js';
-import { keyFileText, keyFromFile } from '../src/main/resources/shine-web/keys.js';
-
+} = codec;
+const { keyFileText, keyFromFile } = keys;
 const vectors = JSON.parse(await readFile(new URL('../src/test/resources/dm/web-codec-vectors.json', import.meta.url)));
 const fileText = JSON.stringify(vectors.key);
 const identity = await keyFromFile(fileText);

@@ -19,7 +19,14 @@ final class WebApp {
   }
 
   static void mount(Router router) {
-    router.get("/app").handler(ctx -> ctx.redirect("/app/"));
+    // a route "/app" also matches "/app/": only the bare path is redirected, so relative module URLs resolve
+    router.get("/app").handler(ctx -> {
+      if ("/app".equals(ctx.request().path())) {
+        ctx.redirect("/app/");
+      } else {
+        ctx.next();
+      }
+    });
     StaticHandler files = StaticHandler.create(ROOT).setIndexPage("index.html").setCachingEnabled(false)
         .setDefaultContentEncoding("UTF-8");
     router.route("/app/*").handler(ctx -> {
