@@ -15,7 +15,7 @@ const TICKS = {
   accepted: { mark: '✓', label: 'Sent: accepted by your server' },
   delivered: { mark: '✓', label: 'Delivered' },
   read: { mark: '✓✓', label: 'Read' },
-  failed: { mark: '!', label: 'Message not delivered' },
+  failed: { mark: '!', label: 'Delivery failed' },
 };
 const $ = (id) => document.getElementById(id);
 
@@ -282,7 +282,7 @@ function renderConversations() {
     const name = span('peer', c.peer);
     const last = span('last', c.lastText);
     const unread = span('unread', c.unread > 0 ? String(c.unread) : '');
-    unread.setAttribute('aria-label', c.unread > 0 ? `${c.unread} unread` : 'no unread messages');
+    unread.setAttribute('aria-label', c.unread > 0 ? `${c.unread} unread` : 'none unread');
     button.append(name, unread, last);
     button.addEventListener('click', () => openChat(c.peer, true));
     li.append(button);
@@ -492,8 +492,7 @@ function render(message) {
     }
     meta.append(tick);
     if (!message.pending) {
-      meta.append(actionButton('Edit', `Edit message: ${message.text}`, () => edit(message)),
-        actionButton('Delete', `Delete message: ${message.text}`, () => remove(message)));
+      meta.append(actionButton('Edit', () => edit(message)), actionButton('Delete', () => remove(message)));
     }
   } else {
     delete li.dataset.state;
@@ -504,11 +503,10 @@ function render(message) {
   }
 }
 
-function actionButton(text, label, action) {
+function actionButton(text, action) {
   const button = document.createElement('button');
   button.type = 'button';
   button.textContent = text;
-  button.setAttribute('aria-label', label);
   button.addEventListener('click', () => guarded($('chat-error'), action));
   return button;
 }
