@@ -18,6 +18,7 @@ const problems = [];
 
 before(async () => {
   rmSync(RUN_DIR, { recursive: true, force: true });
+  rmSync(SHOTS, { recursive: true, force: true });
   mkdirSync(SHOTS, { recursive: true });
   federation = await Federation.start(RUN_DIR);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
@@ -56,6 +57,11 @@ async function expectState(page, text, state, timeout = WAIT) {
 
 async function shot(page, name) {
   await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
+/** One message bubble with its indicator (the README shows these). */
+async function tickShot(page, text, state) {
+  await message(page, text).screenshot({ path: join(SHOTS, `tick-${state}.png`) });
 }
 
 async function importAndRegister(page, keyFile, second) {
@@ -122,6 +128,7 @@ async function chat() {
   assert.equal(await message(a1, 'hello bob').locator('.tick').getAttribute('aria-label'),
     'Sent: accepted by your server');
   await shot(a1, '1-accepted');
+  await tickShot(a1, 'hello bob', 'accepted');
   await b4.waitForFunction(() => document.getElementById('banner').textContent !== '', null, { timeout: WAIT });
   await shot(b4, '1-bob-offline-banner');
 
@@ -129,6 +136,7 @@ async function chat() {
   await federation.startOne('s4');
   await expectState(a1, 'hello bob', 'delivered');
   await shot(a1, '2-delivered');
+  await tickShot(a1, 'hello bob', 'delivered');
 
   // WHEN bob opens the chat (his page reconnects by itself) THEN alice sees two ticks
   const bobsChat = b4.locator('button[data-peer="alice"]');
@@ -139,6 +147,7 @@ async function chat() {
   await expectState(a1, 'hello bob', 'read');
   assert.equal(await message(a1, 'hello bob').locator('.tick').getAttribute('aria-label'), 'Read');
   await shot(a1, '3-read');
+  await tickShot(a1, 'hello bob', 'read');
   await shot(b4, '3-bob-phone-dark');
 
   // a second tab of alice, on her other server, shows the message and its ticks, and what the first tab sends next
@@ -184,6 +193,7 @@ async function chat() {
   await expectState(a1, 'anyone there?', 'failed', SCHEDULE_MS[SCHEDULE_MS.length - 1] + WAIT);
   assert.match(await message(a1, 'anyone there?').textContent(), /Message not delivered/);
   await shot(a1, '6-failed');
+  await tickShot(a1, 'anyone there?', 'failed');
 
   // WHEN alice's own server is down THEN a banner, and what she writes waits as pending until it is back
   await federation.stopOne('s1');
@@ -192,6 +202,7 @@ async function chat() {
   await a1.getByRole('button', { name: 'Send' }).click();
   await expectState(a1, 'written offline', 'pending');
   await shot(a1, '7-pending-offline');
+  await tickShot(a1, 'written offline', 'pending');
   await federation.startOne('s1');
   await expectState(a1, 'written offline', 'accepted');
 

@@ -11,7 +11,7 @@ import {
 const PAGE = 50;
 const RANK = { accepted: 1, delivered: 2, failed: 2 };
 const TICKS = {
-  pending: { mark: '🕓', label: 'Sending' },
+  pending: { mark: '', label: 'Sending' },
   accepted: { mark: '✓', label: 'Sent: accepted by your server' },
   delivered: { mark: '✓', label: 'Delivered' },
   read: { mark: '✓✓', label: 'Read' },
