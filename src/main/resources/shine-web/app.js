@@ -9,6 +9,7 @@ import {
 } from './keys.js';
 
 const PAGE = 50;
+const MAX_EARLY_READS = 1000;
 const RANK = { accepted: 1, delivered: 2, failed: 2 };
 const TICKS = {
   pending: { mark: '', label: 'Sending' },
@@ -31,6 +32,8 @@ const state = {
   loadingOlder: false,
   conversations: new Map(), // peer → {peer, lastText, lastAtMs, unread}
   receiptsSent: new Set(),
+  // receipts whose message is not shown yet (a receipt may overtake the pair on its way to this server)
+  earlyReads: new Set(),
   receiptsOwed: new Set(),
   flushing: false,
 };
@@ -222,14 +225,15 @@ function onEvent(op, payload) {
     const outgoing = container.kind === Kind.OUTGOING;
     const peer = outgoing ? container.to : container.from;
     const message = fromContainer(container, outgoing, outgoing ? payload.deliveryState : undefined);
-    touchConversation(peer, message.text, container.createdAtMs, outgoing ? 0 : 1);
+    // an edit (revision > 0) of a message is not another unread one
+    touchConversation(peer, message.text, container.createdAtMs, outgoing || container.revision > 0 ? 0 : 1);
     if (peer === state.peer) {
       upsert(message);
     }
   } else if (op === 'DmDeliveryStateChanged') {
     updateMessage(payload.baseKey, (m) => mergeState(m, payload.deliveryState));
   } else if (op === 'DmReadReceipt') {
-    updateMessage(payload.baseKey, (m) => { m.read = true; });
+    markRead(payload.baseKey);
   } else if (op === 'DmReadByMe') {
     const peer = payload.baseKey.split('|')[0];
     state.receiptsSent.add(payload.baseKey);
@@ -241,7 +245,18 @@ function onEvent(op, payload) {
         renderConversations();
       }
     }
-    updateMessage(payload.baseKey, (m) => { m.read = true; });
+    markRead(payload.baseKey);
+  }
+}
+
+function markRead(baseKey) {
+  if (state.messages.has(baseKey)) {
+    updateMessage(baseKey, (m) => { m.read = true; });
+    return;
+  }
+  state.earlyReads.add(baseKey);
+  if (state.earlyReads.size > MAX_EARLY_READS) {
+    state.earlyReads.delete(state.earlyReads.values().next().value);
   }
 }
 
@@ -329,6 +344,8 @@ async function openChat(peer, focus) {
   const switching = peer !== state.peer;
   state.peer = peer;
   if (switching) {
+    state.oldestAtMs = null;
+    state.hasMore = false;
     state.messages.clear();
     $('messages').replaceChildren();
   }
@@ -361,8 +378,8 @@ function addPage(page, newest) {
   }
   if (newest) {
     const last = page.messages[page.messages.length - 1];
-    if (state.oldestAtMs === null || !newest) {
-      state.oldestAtMs = last ? parseContainer(b64decode(last.blobB64)).createdAtMs : null;
+    if (state.oldestAtMs === null && last) {
+      state.oldestAtMs = parseContainer(b64decode(last.blobB64)).createdAtMs;
       state.hasMore = page.hasMore;
     }
     scrollToEnd();
@@ -377,8 +394,9 @@ async function loadOlder() {
   const list = $('messages');
   const before = list.scrollHeight - list.scrollTop;
   try {
+    // the bound is exclusive: one past the oldest time also brings messages that share it (known ones are skipped)
     const page = await state.conn.request('GetDirectMessages',
-      { peer: state.peer, beforeCreatedAtMs: state.oldestAtMs, limit: PAGE });
+      { peer: state.peer, beforeCreatedAtMs: state.oldestAtMs + 1, limit: PAGE });
     addPage(page, false);
     const last = page.messages[page.messages.length - 1];
     if (last) {
@@ -429,6 +447,9 @@ function upsert(message) {
     had.pending = had.pending && message.pending;
     render(had);
   } else {
+    if (state.earlyReads.delete(message.baseKey)) {
+      message.read = true;
+    }
     state.messages.set(message.baseKey, message);
     render(message);
   }
