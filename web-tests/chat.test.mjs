@@ -1,7 +1,8 @@
 // The web chat in a real Chromium (Debian's, driven by playwright-core) against a real four-server federation:
 // alice on s1+s2, bob on s4+s3. Screenshots of each state go to target/web-screenshots/.
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
@@ -224,3 +225,28 @@ async function chat() {
   await alice.close();
   await bob.close();
 }
+
+test('a key made in the browser is exported in the keygen format and works with the Java client', async () => {
+  const context = await browser.newContext({ acceptDownloads: true });
+  const page = await newPage(context, 's1');
+  await page.getByLabel('Login', { exact: true }).fill('carol');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await page.getByRole('button', { name: 'Register' }).click();
+  await page.getByLabel('Chat with').waitFor({ timeout: WAIT });
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export key' }).click(),
+  ]);
+  const keyFile = join(RUN_DIR, 'carol.key');
+  await download.saveAs(keyFile);
+  const exported = JSON.parse(readFileSync(keyFile, 'utf8'));
+  assert.equal(exported.login, 'carol');
+  assert.equal(Buffer.from(exported.privateKeyB64, 'base64').length, 32);
+  // the Java client reads the file and the server verifies what it signs against the card the browser published
+  const sent = JSON.parse(execFileSync('java', ['-jar', join(ROOT, 'target', 'shine-server.jar'), 'client', 'send',
+    '--key', keyFile, '--server', federation.url('s1'), '--to', 'alice', '--text', 'from the CLI'],
+  { encoding: 'utf8' }).trim().split('\n').pop());
+  assert.equal(sent.deliveryState, 'delivered');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
