@@ -85,7 +85,7 @@ wait_healthy() {
   port=$(port_of "$name")
   for _ in $(seq 1 120); do
     if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
-      log "$name up at ws://127.0.0.1:$port/ws"
+      log "$name up at ws://127.0.0.1:$port/ws (web chat: http://127.0.0.1:$port/app/)"
       return 0
     fi
     is_up "$name" || die "$name exited; see $DIR/$name.log"

@@ -110,3 +110,22 @@ ensure_jar() {
   log "building $JAR"
   (cd "$ROOT" && mvn -B -q package -DskipTests) || die "build failed"
 }
+
+# Debian's Chromium for the browser tests (Playwright drives it; its own browser download is not used).
+ensure_chromium() {
+  [ -x /usr/bin/chromium ] || apt_install chromium
+}
+
+# Node.js (20 or later) with npm for the browser tests, and their npm packages (package-lock.json pins them).
+ensure_web_tests() {
+  command -v node >/dev/null || apt_install nodejs
+  command -v npm >/dev/null || apt_install npm
+  local major
+  major=$(node -p 'process.versions.node.split(".")[0]')
+  # playwright-core needs Node.js 20 or later (Debian 12's own nodejs is 18)
+  [ "$major" -ge 20 ] || die "Node.js $major is too old for the browser tests: install Node.js 20 or later"
+  if [ ! -d "$ROOT/web-tests/node_modules/playwright-core" ]; then
+    log "installing the browser tests' npm packages"
+    (cd "$ROOT/web-tests" && npm ci --no-audit --no-fund --loglevel=error >&2) || die "npm ci in web-tests failed"
+  fi
+}

@@ -34,6 +34,8 @@ for _ in $(seq 1 120); do
 done
 if [ -n "$up" ]; then
   log "server is up: clients connect to ${url:-the configured publicUrl}"
+  app=$(printf '%s' "$url" | sed -e 's#^ws://#http://#' -e 's#^wss://#https://#' -e 's#/ws$#/app/#')
+  [ -n "$app" ] && log "  web chat:  open $app in a browser"
   log "  health:    $base/health"
   if [ "${metrics_on:-true}" != "false" ]; then log "  metrics:   $base/metrics"; else log "  metrics:   off (metrics.enabled)"; fi
   if [ -n "$admin_port" ] && [ "$admin_port" != "0" ]; then

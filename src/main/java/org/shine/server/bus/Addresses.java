@@ -23,6 +23,13 @@ public final class Addresses {
   public static final String DM_STATUS = "dm.status";
   /** SendReadReceipt from a session ({@code SignalCommand} → {@code SignalResult}). */
   public static final String DM_READ_RECEIPT = "dm.read-receipt";
+  /** GetConversations: the chat list of a user ({@code ConversationQuery} → {@code ConversationPage}). */
+  public static final String DM_CONVERSATIONS = "dm.conversations";
+  /**
+   * Header of a frame published on {@link #userEvents}: the id of the one session that must not get it, because its
+   * own response already told it (PROTOCOL §5, several devices).
+   */
+  public static final String EXCEPT_SESSION_HEADER = "shine-except-session";
   /** DeleteMessage from a session ({@code SignalCommand} → {@code SignalResult}). */
   public static final String DM_DELETE = "dm.delete";
   /**

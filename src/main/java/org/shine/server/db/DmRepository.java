@@ -14,6 +14,8 @@ import java.util.Objects;
 import java.util.Set;
 import org.shine.server.dm.DmKeys;
 import org.shine.server.dm.DmKind;
+import org.shine.server.model.ConversationEntry;
+import org.shine.server.model.ConversationQuery;
 import org.shine.server.model.CopyKey;
 import org.shine.server.model.CopyWrite;
 import org.shine.server.model.DeliveryPlan;
@@ -98,6 +100,27 @@ public final class DmRepository {
           + " WHERE m.owner = $1 AND m.peer = $2 AND m.created_at_ms < $3"
           + " ORDER BY m.created_at_ms DESC, m.base_key DESC LIMIT $4";
 
+  /*
+   * The chat list: per peer of the owner, the newest copy not deleted (one probe of the history index each) and the
+   * owner's incoming copies without a receipt of the owner. The signal probes repeat the columns' fast path for the
+   * same reason as in HISTORY.
+   */
+  private static final String CONVERSATIONS =
+      "SELECT p.peer, l.base_key, l.direction, l.created_at_ms, l.blob,"
+          + " (SELECT count(*) FROM dm_message u WHERE u.owner = $1 AND u.peer = p.peer AND u.direction = 1"
+          + " AND u.read_at_ms IS NULL AND NOT u.deleted"
+          + " AND NOT EXISTS (SELECT 1 FROM dm_signal s WHERE s.owner = u.owner AND s.kind = 3 AND s.ref = u.base_key)"
+          + " AND NOT EXISTS (SELECT 1 FROM dm_signal s WHERE s.owner = u.owner AND s.kind = 4"
+          + " AND s.ref = u.base_key || '|1')) AS unread"
+          + " FROM (SELECT DISTINCT peer FROM dm_message WHERE owner = $1) p"
+          + " CROSS JOIN LATERAL (SELECT m.base_key, m.direction, m.created_at_ms, m.blob FROM dm_message m"
+          + " WHERE m.owner = $1 AND m.peer = p.peer AND NOT m.deleted"
+          + " AND NOT EXISTS (SELECT 1 FROM dm_signal s WHERE s.owner = m.owner AND s.kind = 4"
+          + " AND s.ref = m.base_key || '|' || m.direction)"
+          + " ORDER BY m.created_at_ms DESC, m.base_key DESC LIMIT 1) l"
+          + " WHERE l.created_at_ms < $2"
+          + " ORDER BY l.created_at_ms DESC, p.peer LIMIT $3";
+
   private final Pool pool;
 
   public DmRepository(Pool pool) {
@@ -181,6 +204,21 @@ public final class DmRepository {
         written.add(new CopyKey(row.getString("owner"), row.getString("base_key")));
       }
       return written;
+    });
+  }
+
+  /** A page of {@code query.owner()}'s chat list, newest last message first. */
+  public Future<List<ConversationEntry>> conversations(ConversationQuery query) {
+    Tuple params = Tuple.of(query.owner(), query.beforeLastAtMs(), query.limit());
+    return pool.preparedQuery(CONVERSATIONS).execute(params).map(rows -> {
+      List<ConversationEntry> entries = new ArrayList<>(rows.size());
+      for (Row row : rows) {
+        boolean outgoing = row.getShort("direction") == DmKind.OUTGOING.code();
+        entries.add(new ConversationEntry(row.getString("peer"),
+            DmKeys.messageKey(row.getString("base_key"), outgoing ? DmKind.OUTGOING : DmKind.INCOMING),
+            row.getLong("created_at_ms"), outgoing, row.getBuffer("blob").getBytes(), row.getLong("unread")));
+      }
+      return entries;
     });
   }
 

@@ -13,10 +13,11 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.hub.HubSubscribers;
+import org.shine.server.model.ConversationQuery;
 import org.shine.server.model.HistoryQuery;
 
 /**
- * Wires the request path of delivery (the node's attempts run in {@link DeliveryEngineVerticle}): {@code dm.send-pair}, {@code dm.history},
+ * Wires the request path of delivery (the node's attempts run in {@link DeliveryEngineVerticle}): {@code dm.send-pair}, {@code dm.history}, {@code dm.conversations},
  * {@code dm.receive-incoming}, {@code dm.receive-outgoing}, {@code dm.status}, {@code dm.apply-synced}.
  */
 public final class DeliveryVerticle extends VerticleBase {
@@ -42,11 +43,18 @@ public final class DeliveryVerticle extends VerticleBase {
         .map(read -> HistoryPage.of(read, query.limit(), config.limits().maxResponseBytes()));
   }
 
+  private Future<ConversationPage> conversations(DeliveryModule module, ConversationQuery query) {
+    ConversationQuery oneMore = new ConversationQuery(query.owner(), query.beforeLastAtMs(), query.limit() + 1);
+    return module.messages.conversations(oneMore)
+        .map(read -> ConversationPage.of(read, query.limit(), config.limits().maxResponseBytes()));
+  }
+
   @Override
   public Future<?> start() {
     LocalRecordCodec.register(vertx, SendPairCommand.class, SendPairResult.class, HistoryQuery.class,
         HistoryPage.class, ReceiveIncomingCommand.class, ReceiveOutgoingCommand.class, DeliveryStatus.class,
-        SignalCommand.class, SignalService.SignalResult.class, SyncedItem.class);
+        SignalCommand.class, SignalService.SignalResult.class, SyncedItem.class, ConversationQuery.class,
+        ConversationPage.class);
     DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock,
         verifier, slots, subscribers);
     SendPairService send = new SendPairService(module.intake, module.engine, module.events, module.skew);
@@ -61,6 +69,8 @@ public final class DeliveryVerticle extends VerticleBase {
             m -> BusReplies.replyWith(m, send.send(m.body()))).completion(),
         bus.<HistoryQuery>localConsumer(Addresses.DM_HISTORY,
             m -> BusReplies.replyWith(m, history(module, m.body()))).completion(),
+        bus.<ConversationQuery>localConsumer(Addresses.DM_CONVERSATIONS,
+            m -> BusReplies.replyWith(m, conversations(module, m.body()))).completion(),
         bus.<ReceiveIncomingCommand>localConsumer(Addresses.DM_RECEIVE_INCOMING,
             m -> BusReplies.replyWith(m, receive.receiveIncoming(m.body()))).completion(),
         bus.<ReceiveOutgoingCommand>localConsumer(Addresses.DM_RECEIVE_OUTGOING,
@@ -68,7 +78,8 @@ public final class DeliveryVerticle extends VerticleBase {
         bus.<String>localConsumer(Addresses.DM_STATUS,
             m -> BusReplies.replyWith(m, receive.status(m.body()))).completion(),
         bus.<SignalCommand>localConsumer(Addresses.DM_READ_RECEIPT,
-            m -> BusReplies.replyWith(m, signals.sendReadReceipt(m.body().login(), m.body().blob()))).completion(),
+            m -> BusReplies.replyWith(m, signals.sendReadReceipt(m.body().login(), m.body().blob(),
+                m.body().sessionId()))).completion(),
         bus.<SignalCommand>localConsumer(Addresses.DM_DELETE,
             m -> BusReplies.replyWith(m, signals.deleteMessage(m.body().login(), m.body().blob()))).completion(),
         bus.<SyncedItem>localConsumer(Addresses.DM_APPLY_SYNCED,

@@ -2,6 +2,7 @@ package org.shine.server.delivery;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
 import java.util.Base64;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -19,6 +20,10 @@ import org.shine.server.protocol.Ops;
  * event it may cause, for a user who polls ({@code null} for everyone else, who costs no encoding), which the write
  * stores in its own statement. After the commit, best-effort: the push to every live session of the user on any
  * node, and a wake-up of the user's waiting polls. A missed push is covered by history and the hub.
+ *
+ * <p>{@code OutgoingDirectMessage} and {@code DmReadByMe} tell a user's other sessions what one of them sent or read;
+ * they are live-session events only, with no hub entry: what a user sent or read is in its history, and an
+ * integration that polls the hub learns of its own sends from their answers (docs/protocol.md).
  */
 final class Events {
   private final Vertx vertx;
@@ -59,6 +64,25 @@ final class Events {
     push(sender, Ops.EVENT_READ_RECEIPT, readReceipt(receipt));
   }
 
+  /**
+   * A pair of {@code outgoing.from()} stored here (sent on one of its sessions, forwarded or synced from its sibling)
+   * goes to the sender's sessions but {@code exceptSession} (null: every one), with the state it has now.
+   */
+  void pushOutgoing(DmContainer outgoing, DeliveryState state, String exceptSession) {
+    ObjectNode payload = frames.object()
+        .put("messageKey", outgoing.messageKey())
+        .put("baseKey", outgoing.baseKey())
+        .put("blobB64", Base64.getEncoder().encodeToString(outgoing.bytes()))
+        .put("deliveryState", state.wire());
+    pushExcept(outgoing.from(), Ops.EVENT_OUTGOING_DIRECT_MESSAGE, payload, exceptSession);
+  }
+
+  /** A receipt the reader sent (or its sibling stored) goes to the reader's sessions but {@code exceptSession}. */
+  void pushReadByMe(DmContainer receipt, String exceptSession) {
+    ObjectNode payload = frames.object().put("baseKey", receipt.ref()).put("readAtMs", receipt.createdAtMs());
+    pushExcept(receipt.from(), Ops.EVENT_READ_BY_ME, payload, exceptSession);
+  }
+
   private ObjectNode incoming(DmContainer incoming) {
     return frames.object()
         .put("messageKey", incoming.messageKey())
@@ -92,6 +116,15 @@ final class Events {
     }
     String eventKey = op + "|" + key;
     return new HubEntry(login, eventKey, frames.hubEvent(op, payload.get(), eventKey));
+  }
+
+  private void pushExcept(String login, String op, ObjectNode payload, String exceptSession) {
+    if (exceptSession == null) {
+      vertx.eventBus().publish(Addresses.userEvents(login), frames.event(op, payload));
+    } else {
+      vertx.eventBus().publish(Addresses.userEvents(login), frames.event(op, payload),
+          new DeliveryOptions().addHeader(Addresses.EXCEPT_SESSION_HEADER, exceptSession));
+    }
   }
 
   private void push(String login, String op, ObjectNode payload) {

@@ -131,6 +131,9 @@ public final class ReceiveService {
       if (stored.recipientCopyWritten()) {
         events.pushIncoming(pair.to(), pair.incoming());
       }
+      if (stored.written()) {
+        events.pushOutgoing(pair.outgoing(), stored.state(), null);
+      }
       if (stored.firstAttempt() != null) {
         attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), true, null));
       }
@@ -192,6 +195,9 @@ public final class ReceiveService {
         .map(stored -> {
           if (stored.recipientCopyWritten()) {
             events.pushIncoming(pair.to(), pair.incoming());
+          }
+          if (stored.written()) {
+            events.pushOutgoing(pair.outgoing(), stored.state(), null);
           }
           return null;
         });

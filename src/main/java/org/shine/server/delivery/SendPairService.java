@@ -55,6 +55,10 @@ public final class SendPairService {
             }
             state = Future.succeededFuture(stored.state());
           }
+          if (stored.written()) {
+            // the sender's other sessions learn the pair and its first state now; later changes reach them all
+            state.onSuccess(s -> events.pushOutgoing(pair.outgoing(), s, command.sessionId()));
+          }
           return state.map(s -> new SendPairResult(pair.baseKey(), DmKeys.incomingKey(pair.baseKey()),
               DmKeys.outgoingKey(pair.baseKey()), s));
         });

@@ -41,8 +41,8 @@ public final class SignalService {
     this.clock = Objects.requireNonNull(clock);
   }
 
-  /** SendReadReceipt from the reader's session; answers the delivery state of the receipt. */
-  public Future<SignalResult> sendReadReceipt(String login, byte[] blob) {
+  /** SendReadReceipt from the reader's session {@code sessionId}; answers the delivery state of the receipt. */
+  public Future<SignalResult> sendReadReceipt(String login, byte[] blob, String sessionId) {
     DmContainer receipt;
     try {
       receipt = checked(blob, "receiptBlobB64", DmKind.READ_RECEIPT, login);
@@ -55,7 +55,7 @@ public final class SignalService {
       long now = clock.millis();
       boolean reserved = attempts.reserve();
       return signals.store(receipt.from(), receipt, reader.result().verifier(), false, receipt.baseKey(),
-              reserved ? now + config.delivery().leaseMs() : 0, skew.forSession(receipt))
+              reserved ? now + config.delivery().leaseMs() : 0, skew.forSession(receipt), sessionId)
           .onFailure(failure -> {
             if (reserved) {
               attempts.release();

@@ -19,7 +19,8 @@ import org.shine.server.protocol.Status;
  * Stores read receipts and tombstones for an owner, idempotently: identical bytes are an ACK answered before any
  * signature check, other bytes under the same key are a 409. A receipt stored for the original sender is an
  * event for the sender, {@code DmReadReceipt}: its hub entry is written with it, and it is pushed to the sender's
- * sessions after the commit. Confined to one event loop.
+ * sessions after the commit; one stored for its reader goes to the reader's other sessions as {@code DmReadByMe}.
+ * Confined to one event loop.
  */
 final class SignalStore {
   private final SignalRepository signals;
@@ -41,6 +42,12 @@ final class SignalStore {
    */
   Future<Boolean> store(String owner, DmContainer container, Ed25519Signer.PublicKey authorKey, boolean synced,
       String deliverAs, long leaseUntilMs, Runnable checkNew) {
+    return store(owner, container, authorKey, synced, deliverAs, leaseUntilMs, checkNew, null);
+  }
+
+  /** As above; a new receipt stored for its reader is pushed to the reader's sessions but {@code exceptSession}. */
+  Future<Boolean> store(String owner, DmContainer container, Ed25519Signer.PublicKey authorKey, boolean synced,
+      String deliverAs, long leaseUntilMs, Runnable checkNew, String exceptSession) {
     return signals.find(owner, container.messageKey()).compose(existing -> {
       if (existing.isPresent()) {
         return Arrays.equals(existing.get(), container.bytes()) ? Future.succeededFuture(false)
@@ -61,6 +68,9 @@ final class SignalStore {
     }).onSuccess(isNew -> {
       if (isNew && readBySender(owner, container)) {
         events.pushReadReceipt(owner, container);
+      }
+      if (isNew && container.kind() == DmKind.READ_RECEIPT && owner.equals(container.from())) {
+        events.pushReadByMe(container, exceptSession);
       }
     });
   }

@@ -55,10 +55,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The WebSocket gateway ({@code /ws}, which answers plain HTTP with 426), {@code /} (what this server is),
  * {@code /health} (liveness: every event loop answers), {@code /ready} (readiness: the database answers, not
- * draining), {@code /metrics}, {@code /.well-known/shine-server} and the hub's HTTP routes ({@code /hub/v1}): reads
- * envelopes, enforces the connection and session limits, hands each request to the {@link OpDispatcher} and maps
- * every failure to an error frame in one place. Every instance listens on the same port; Vert.x spreads connections
- * over them.
+ * draining), {@code /metrics}, {@code /.well-known/shine-server}, the web chat ({@code /app}, {@link WebApp}) and the
+ * hub's HTTP routes ({@code /hub/v1}): reads envelopes, enforces the connection and session limits, hands each
+ * request to the {@link OpDispatcher} and maps every failure to an error frame in one place. Every instance listens
+ * on the same port; Vert.x spreads connections over them.
  *
  * <p>Limits (PROTOCOL §11): connections per node and per address ({@link ConnectionBudget}, shared by the
  * instances); an anonymous session that sends no request for {@code authTimeoutMs} is closed; every session is
@@ -153,6 +153,7 @@ public final class GatewayVerticle extends VerticleBase {
         .put("publicKeyB64", identity.publicKeyB64()).put("url", identity.url()).toString();
     router.get("/.well-known/shine-server").handler(ctx -> ctx.response()
         .putHeader("content-type", "application/json").putHeader("cache-control", "no-cache").end(wellKnown));
+    WebApp.mount(router);
     metrics.scrapeRegistry().ifPresent(registry -> router.get("/metrics").handler(ctx -> scrape(ctx, registry)));
     // the hard cap only bounds memory; frames above the configured limit still get a 413 answer
     int hardCap = Math.max(config.limits().maxFrameBytes() * 4, 1 << 20);

@@ -85,7 +85,11 @@ final class LoginHandler {
       }
       session.login = login;
       // events flow from the moment the login is answered: wait until the consumer is registered
-      session.events = bus.consumer(Addresses.userEvents(login), event -> session.pushEvent.accept(event.body()));
+      session.events = bus.consumer(Addresses.userEvents(login), event -> {
+        if (!session.id.equals(event.headers().get(Addresses.EXCEPT_SESSION_HEADER))) {
+          session.pushEvent.accept(event.body());
+        }
+      });
       return session.events.completion().map(v -> (JsonNode) frames.object().put("login", login));
     });
   }

@@ -26,7 +26,7 @@ final class OpDispatcher {
   private final SendRateLimiter sendRates;
   private final Map<String, OpHandler> handlers;
   private final Set<String> authenticatedOps = Set.of(Ops.SEND_MESSAGE_PAIR, Ops.GET_DIRECT_MESSAGES,
-      Ops.MARK_ALL_USER_SETTINGS_UNSYNCED, Ops.GET_USER_SETTINGS, Ops.SET_USER_SETTING, Ops.SEND_READ_RECEIPT,
+      Ops.GET_CONVERSATIONS, Ops.MARK_ALL_USER_SETTINGS_UNSYNCED, Ops.GET_USER_SETTINGS, Ops.SET_USER_SETTING, Ops.SEND_READ_RECEIPT,
       Ops.DELETE_MESSAGE);
   /** The client writes that count against {@code limits.sendsPerUserPerS} (PROTOCOL §11). */
   private final Set<String> rateLimitedOps = Set.of(Ops.SEND_MESSAGE_PAIR, Ops.SEND_READ_RECEIPT,
@@ -53,6 +53,7 @@ final class OpDispatcher {
     ops.put(Ops.GET_USER_CARD, cards::getUserCard);
     ops.put(Ops.SEND_MESSAGE_PAIR, messages::sendMessagePair);
     ops.put(Ops.GET_DIRECT_MESSAGES, messages::getDirectMessages);
+    ops.put(Ops.GET_CONVERSATIONS, messages::getConversations);
     ops.put(Ops.RECEIVE_INCOMING_MESSAGE, serverCalls::receiveIncomingMessage);
     ops.put(Ops.RECEIVE_OUTCOMING_MESSAGE, serverCalls::receiveOutcomingMessage);
     ops.put(Ops.GET_DM_DELIVERY_STATUS, serverCalls::getDmDeliveryStatus);

@@ -2,6 +2,7 @@ package org.shine.server.gateway;
 
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.ServerWebSocket;
+import java.util.UUID;
 import java.util.function.Consumer;
 import org.shine.server.metrics.SessionKind;
 
@@ -10,6 +11,8 @@ import org.shine.server.metrics.SessionKind;
  * a user's (after AuthLogin) or a server's (after ServerAuthLogin), never both.
  */
 final class Session {
+  /** Unique across the nodes of a deployment: names this session in {@code Addresses.EXCEPT_SESSION_HEADER}. */
+  final String id = UUID.randomUUID().toString();
   final ServerWebSocket socket;
   final String address;
   String login;

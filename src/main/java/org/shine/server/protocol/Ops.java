@@ -20,10 +20,13 @@ public final class Ops {
   public static final String MARK_ALL_USER_SETTINGS_UNSYNCED = "MarkAllUserSettingsUnsynced";
   public static final String GET_USER_SETTINGS = "GetUserSettings";
   public static final String SET_USER_SETTING = "SetUserSetting";
+  public static final String GET_CONVERSATIONS = "GetConversations";
 
   public static final String EVENT_INCOMING_DIRECT_MESSAGE = "IncomingDirectMessage";
   public static final String EVENT_DELIVERY_STATE_CHANGED = "DmDeliveryStateChanged";
   public static final String EVENT_READ_RECEIPT = "DmReadReceipt";
+  public static final String EVENT_OUTGOING_DIRECT_MESSAGE = "OutgoingDirectMessage";
+  public static final String EVENT_READ_BY_ME = "DmReadByMe";
 
   private Ops() {
   }

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The web chat's tests: the JS codec against DmCodec's vectors (Node), then the chat in a real Chromium against
+# a four-server federation that the test starts from the fat jar (screenshots in target/web-screenshots/).
+# Installs what it lacks: Debian's chromium, Node.js with npm, the pinned npm packages of web-tests/.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+ensure_toolchain
+ensure_postgres
+ensure_chromium
+ensure_web_tests
+ensure_jar
+cd "$ROOT/web-tests"
+exec node --test codec.test.mjs chat.test.mjs

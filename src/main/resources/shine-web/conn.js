@@ -1,0 +1,130 @@
+// One WebSocket session to the server that served the page: the §2 envelope, login on every (re)connect,
+// reconnect with capped, jittered backoff.
+import { authText, b64encode } from './codec.js';
+
+const BACKOFF_MS = [250, 500, 1000, 2000, 4000, 8000];
+const REQUEST_TIMEOUT_MS = 15000;
+
+export class RequestError extends Error {
+  constructor(status, code, message) {
+    super(`${status} ${code}: ${message}`);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export class Connection {
+  constructor(url, identity, { onEvent, onState }) {
+    this.url = url;
+    this.identity = identity;
+    this.onEvent = onEvent;
+    this.onState = onState;
+    this.pending = new Map();
+    this.nextId = 1;
+    this.failures = 0;
+    this.ready = false;
+    this.socket = null;
+    this.stopped = false;
+  }
+
+  start() {
+    this.open();
+  }
+
+  stop() {
+    this.stopped = true;
+    if (this.socket) {
+      this.socket.close();
+    }
+  }
+
+  open() {
+    this.onState(this.failures === 0 ? 'connecting' : 'reconnecting');
+    const socket = new WebSocket(this.url);
+    this.socket = socket;
+    socket.onopen = () => this.login().then(() => {
+      this.failures = 0;
+      this.ready = true;
+      this.onState('online');
+    }, (error) => {
+      this.onState('refused', error);
+      socket.close();
+    });
+    socket.onmessage = (message) => this.onFrame(message.data);
+    socket.onclose = () => {
+      this.ready = false;
+      for (const { reject, timer } of this.pending.values()) {
+        clearTimeout(timer);
+        reject(new RequestError(0, 'CONNECTION_CLOSED', 'the connection closed'));
+      }
+      this.pending.clear();
+      if (this.stopped) {
+        return;
+      }
+      const base = BACKOFF_MS[Math.min(this.failures, BACKOFF_MS.length - 1)];
+      this.failures++;
+      this.onState('offline');
+      setTimeout(() => this.open(), base / 2 + Math.random() * base / 2);
+    };
+  }
+
+  async login() {
+    const { login, privateKey } = this.identity;
+    const challenge = await this.raw('AuthChallenge', { login });
+    const signature = await crypto.subtle.sign('Ed25519', privateKey,
+      authText(challenge.serverLogin, challenge.challengeB64));
+    await this.raw('AuthLogin', { login, signatureB64: b64encode(new Uint8Array(signature)) });
+    this.serverLogin = challenge.serverLogin;
+  }
+
+  /** A request on a logged-in session; fails at once while offline. */
+  request(op, payload = {}) {
+    if (!this.ready) {
+      return Promise.reject(new RequestError(0, 'OFFLINE', 'not connected'));
+    }
+    return this.raw(op, payload);
+  }
+
+  raw(op, payload) {
+    const socket = this.socket;
+    if (!socket || socket.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new RequestError(0, 'OFFLINE', 'not connected'));
+    }
+    const requestId = `w-${this.nextId++}`;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(requestId);
+        reject(new RequestError(0, 'TIMEOUT', `${op} got no answer`));
+      }, REQUEST_TIMEOUT_MS);
+      this.pending.set(requestId, { resolve, reject, timer });
+      socket.send(JSON.stringify({ op, requestId, payload }));
+    });
+  }
+
+  onFrame(text) {
+    let frame;
+    try {
+      frame = JSON.parse(text);
+    } catch (e) {
+      return;
+    }
+    if (frame.requestId === undefined) {
+      if (frame.status === undefined) {
+        this.onEvent(frame.op, frame.payload || {});
+      }
+      return;
+    }
+    const waiting = this.pending.get(frame.requestId);
+    if (!waiting) {
+      return;
+    }
+    this.pending.delete(frame.requestId);
+    clearTimeout(waiting.timer);
+    if (frame.status === 200) {
+      waiting.resolve(frame.payload || {});
+    } else {
+      const error = frame.error || {};
+      waiting.reject(new RequestError(frame.status, error.code || 'ERROR', error.message || ''));
+    }
+  }
+}
