@@ -1,0 +1,121 @@
+package org.shine.server.support;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.shine.server.client.ShineClient;
+
+/**
+ * One real server for a class of fuzz properties (started once, on its own database), with what every property
+ * asserts: the answer to one hostile frame, and the row count of every table, so that a refused input can be shown
+ * to have stored nothing.
+ */
+public final class FuzzServer implements AutoCloseable {
+  /** Every table of the schema: a refused request may change none of their counts. */
+  private static final List<String> TABLES = List.of("user_card", "user_access_servers_current", "known_server",
+      "dm_message", "dm_delivery", "dm_signal", "sync_outbox", "user_setting", "hub_challenge", "hub_token",
+      "hub_subscriber", "hub_queue");
+  private static final long WAIT_S = 20;
+  public final MutableClock clock = MutableClock.now();
+  public final Vertx vertx;
+  public final TestDatabase database;
+  public final TestServer server;
+  public final Pool sql;
+
+  private FuzzServer(String overridesJson) {
+    vertx = Vertx.vertx();
+    database = TestDatabase.create(vertx);
+    server = TestServer.start("s1", database.config(), clock, overridesJson);
+    sql = database.pool();
+  }
+
+  /**
+   * A server whose per-user write rate does not get in the way of a few hundred requests a second (the rate limit
+   * has tests of its own).
+   */
+  public static FuzzServer start() {
+    return new FuzzServer("{\"limits\": {\"sendsPerUserPerS\": 1000000}}");
+  }
+
+  /** Row counts of every table, by table. */
+  public Map<String, Long> rows() {
+    StringBuilder query = new StringBuilder("SELECT ");
+    for (int i = 0; i < TABLES.size(); i++) {
+      query.append(i == 0 ? "" : ", ").append("(SELECT count(*) FROM ").append(TABLES.get(i)).append(')');
+    }
+    Row row = await(sql.query(query.toString()).execute()).iterator().next();
+    Map<String, Long> counts = new LinkedHashMap<>();
+    for (int i = 0; i < TABLES.size(); i++) {
+      counts.put(TABLES.get(i), row.getLong(i));
+    }
+    return counts;
+  }
+
+  /**
+   * Writes {@code text} as one frame on {@code session} and returns the next frame that carries a status (the
+   * answer to it: the session has nothing else in flight). Events in between are skipped.
+   */
+  public JsonNode exchange(ShineClient session, String text) {
+    Promise<JsonNode> reply = Promise.promise();
+    session.onRawFrame(frame -> {
+      if (frame.has("status")) {
+        reply.tryComplete(frame);
+      }
+    });
+    try {
+      await(session.sendRaw(text));
+      return await(reply.future());
+    } finally {
+      session.onRawFrame(frame -> { });
+    }
+  }
+
+  /** Asserts the answer to a hostile frame: a status below 500 and, for an error, a code and a message. */
+  public static void assertAnswered(JsonNode answer, String sent) {
+    int status = answer.path("status").asInt();
+    String what = abbreviate(sent) + " -> " + abbreviate(answer.toString());
+    assertThat(status).as("status of %s", what).isBetween(200, 499);
+    if (status != 200) {
+      assertThat(answer.at("/error/code").asText()).as("error code of %s", what).matches("[A-Z][A-Z0-9_]*");
+      assertThat(answer.at("/error/message").asText()).as("error message of %s", what).isNotBlank();
+    }
+  }
+
+  /** The frame's size in UTF-8 bytes. */
+  public static int utf8Bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8).length;
+  }
+
+  public static String abbreviate(String text) {
+    return text.length() > 400 ? text.substring(0, 400) + "...(" + text.length() + " chars)" : text;
+  }
+
+  public static <T> T await(Future<T> future) {
+    try {
+      return future.await(WAIT_S, TimeUnit.SECONDS);
+    } catch (TimeoutException e) {
+      throw new AssertionError("no answer within " + WAIT_S + " s", e);
+    }
+  }
+
+  @Override
+  public void close() {
+    Opened opened = new Opened();
+    opened.onClose(() -> vertx.close().await());
+    opened.keep(database);
+    opened.keep(server);
+    opened.onClose(() -> sql.close().await());
+    opened.closeAll();
+  }
+}
