@@ -213,6 +213,7 @@ class EnvelopeFuzzIT {
     }
     JsonNode card = await(session.request("GetUserCard", ShineClient.object().put("login", "bob")));
     assertThat(card.at("/card/login").asText()).as("the session answers a valid op afterwards").isEqualTo("bob");
+    fuzz.assertNoErrorLogged(text);
     return answer;
   }
 

@@ -2,6 +2,9 @@ package org.shine.server.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -14,7 +17,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.shine.server.client.ShineClient;
+import org.slf4j.LoggerFactory;
 
 /**
  * One real server for a class of fuzz properties (started once, on its own database), with what every property
@@ -32,8 +37,22 @@ public final class FuzzServer implements AutoCloseable {
   public final TestDatabase database;
   public final TestServer server;
   public final Pool sql;
+  private final AtomicLong errorsLogged = new AtomicLong();
+  private volatile String lastError = "";
+  private final AppenderBase<ILoggingEvent> errorCounter = new AppenderBase<>() {
+    @Override
+    protected void append(ILoggingEvent event) {
+      if (event.getLevel().isGreaterOrEqual(Level.ERROR)) {
+        errorsLogged.incrementAndGet();
+        lastError = event.getFormattedMessage() + (event.getThrowableProxy() == null ? ""
+            : ": " + event.getThrowableProxy().getClassName() + ": " + event.getThrowableProxy().getMessage());
+      }
+    }
+  };
 
   private FuzzServer(String overridesJson) {
+    errorCounter.start();
+    rootLogger().addAppender(errorCounter);
     vertx = Vertx.vertx();
     database = TestDatabase.create(vertx);
     server = TestServer.start("s1", database.config(), clock, overridesJson);
@@ -46,6 +65,20 @@ public final class FuzzServer implements AutoCloseable {
    */
   public static FuzzServer start() {
     return new FuzzServer("{\"limits\": {\"sendsPerUserPerS\": 1000000}}");
+  }
+
+  /**
+   * Asserts that nothing was logged at ERROR since the server started: a bug behind a request's answer (a relay,
+   * a delivery attempt) shows there even when the answer itself was fine. An error of an earlier try's background
+   * work may surface at a later try; the message names it.
+   */
+  public void assertNoErrorLogged(String after) {
+    assertThat(errorsLogged.get()).as("ERROR lines logged (the last: %s) by %s", lastError, abbreviate(after))
+        .isZero();
+  }
+
+  private static ch.qos.logback.classic.Logger rootLogger() {
+    return (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
   }
 
   /** Row counts of every table, by table. */
@@ -111,6 +144,7 @@ public final class FuzzServer implements AutoCloseable {
 
   @Override
   public void close() {
+    rootLogger().detachAppender(errorCounter);
     Opened opened = new Opened();
     opened.onClose(() -> vertx.close().await());
     opened.keep(database);
