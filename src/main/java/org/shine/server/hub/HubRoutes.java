@@ -17,6 +17,7 @@ import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.Fields;
+import org.shine.server.protocol.JsonText;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Json;
@@ -130,6 +131,10 @@ public final class HubRoutes {
       JsonNode body = text == null || text.isBlank() ? null : Json.MAPPER.readTree(text);
       if (body == null || !body.isObject()) {
         throw ProtocolException.badRequest(ErrorCode.BAD_JSON, "the body must be a JSON object");
+      }
+      if (JsonText.hasUnpairedSurrogate(body)) {
+        throw ProtocolException.badRequest(ErrorCode.BAD_JSON,
+            "a string in the body holds an unpaired surrogate escape (\\uD800-\\uDFFF): not Unicode text");
       }
       return body;
     } catch (JsonProcessingException e) {

@@ -699,6 +699,41 @@ class BadInputIT {
     return session;
   }
 
+  // ---- text the database cannot hold ---------------------------------------------------------------------
+
+  /** Found by EnvelopeFuzzIT: the first frame was answered 500 (the driver wrote bytes that are not UTF-8), the second stored "?". */
+  @Test
+  @DisplayName("a string or name holding an unpaired surrogate escape gets 400 BAD_JSON and stores nothing; a pair is"
+      + " a character like any other")
+  void unpairedSurrogates() {
+    ShineClient session = loggedIn(alice);
+    Snapshot before = stored();
+    List<String> frames = List.of(
+        "{\"op\":\"SetUserSetting\",\"requestId\":\"s-0\",\"payload\":{\"key\":\"theme\",\"value\":{\"f0\":\"\\ud800\"}}}",
+        "{\"op\":\"SetUserSetting\",\"requestId\":\"s-1\",\"payload\":{\"key\":\"theme\",\"value\":\"\\udc00\"}}",
+        "{\"op\":\"SetUserSetting\",\"requestId\":\"s-2\",\"payload\":{\"key\":\"\\ud83d\",\"value\":1}}",
+        "{\"op\":\"GetUserCard\",\"requestId\":\"s-3\",\"payload\":{\"login\":\"b\\udfffob\"}}");
+
+    for (int i = 0; i < frames.size(); i++) {
+      assertErrorFrame(rawReply(session, frames.get(i)), 400, ErrorCode.BAD_JSON, "s-" + i);
+    }
+    JsonNode badRequestId = rawReply(session, "{\"op\":\"GetUserSettings\",\"requestId\":\"\\ud800\"}");
+    assertErrorFrame(badRequestId, 400, ErrorCode.BAD_JSON, null);
+    // Jackson itself refuses one in a field name, before any requestId can be read
+    JsonNode inName = rawReply(session,
+        "{\"op\":\"SetUserSetting\",\"requestId\":\"s-4\",\"payload\":{\"key\":\"k\",\"value\":{\"a\\udfffb\":1}}}");
+    assertErrorFrame(inName, 400, ErrorCode.BAD_JSON, null);
+
+    assertThat(stored()).isEqualTo(before);
+    assertThat(count("SELECT count(*) FROM user_setting WHERE owner = 'alice'")).isZero();
+    JsonNode pair = rawReply(session,
+        "{\"op\":\"SetUserSetting\",\"requestId\":\"s-5\",\"payload\":{\"key\":\"face\",\"value\":\"\\ud83d\\ude00\"}}");
+    assertThat(pair.get("status").asInt()).as("%s", pair).isEqualTo(200);
+    assertThat(await(session.request("GetUserSettings", ShineClient.object())).at("/settings/face").asText())
+        .isEqualTo("\ud83d\ude00");
+    assertStillSends(session, alice);
+  }
+
   // ---- helpers -------------------------------------------------------------------------------------------
 
   /** Row counts of every table a refused request must leave alone. */
