@@ -58,6 +58,10 @@ final class SettingsHandler {
       throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
           "payload.value must not contain NUL (U+0000) in any string or name");
     }
+    if (SettingValues.containsNonFiniteNumber(payload.get("value"))) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+          "payload.value holds a number beyond the range of a double");
+    }
     String valueJson = payload.get("value").toString();
     if (valueJson.length() > MAX_SETTING_VALUE) {
       throw new ProtocolException(Status.TOO_LARGE, ErrorCode.INVALID_FIELD, "payload.value exceeds "

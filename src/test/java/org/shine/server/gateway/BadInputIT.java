@@ -734,6 +734,26 @@ class BadInputIT {
     assertStillSends(session, alice);
   }
 
+  /** Found by EnvelopeFuzzIT: 1e999 was read as infinity and stored as the string "Infinity". */
+  @Test
+  @DisplayName("a setting value with a number beyond the range of a double gets 400 INVALID_FIELD")
+  void settingNumberBeyondDouble() {
+    ShineClient session = loggedIn(bob);
+
+    for (String value : List.of("1e999", "[1, -1e999]", "{\"a\":{\"b\":2e400}}")) {
+      JsonNode reply = rawReply(session, "{\"op\":\"SetUserSetting\",\"requestId\":\"n-1\",\"payload\":"
+          + "{\"key\":\"n\",\"value\":" + value + "}}");
+      assertErrorFrame(reply, 400, ErrorCode.INVALID_FIELD, "n-1");
+    }
+
+    assertThat(await(session.request("GetUserSettings", ShineClient.object())).get("settings").has("n")).isFalse();
+    JsonNode exact = rawReply(session, "{\"op\":\"SetUserSetting\",\"requestId\":\"n-2\",\"payload\":"
+        + "{\"key\":\"n\",\"value\":[1.5, 123456789012345678901234567890]}}");
+    assertThat(exact.get("status").asInt()).as("%s", exact).isEqualTo(200);
+    assertThat(await(session.request("GetUserSettings", ShineClient.object())).at("/settings/n").toString())
+        .isEqualTo("[1.5,123456789012345678901234567890]");
+  }
+
   // ---- helpers -------------------------------------------------------------------------------------------
 
   /** Row counts of every table a refused request must leave alone. */
