@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.shine.server.support.FuzzServer.abbreviate;
 import static org.shine.server.support.FuzzServer.await;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
@@ -32,6 +33,7 @@ import org.shine.server.support.FuzzJson;
 import org.shine.server.support.FuzzServer;
 import org.shine.server.support.FuzzTries;
 import org.shine.server.support.TestUser;
+import org.shine.server.util.Json;
 
 /**
  * Property-based tests of the §2 envelope as the gateway reads it (GatewayVerticle, OpDispatcher and the handlers,
@@ -91,9 +93,31 @@ class EnvelopeFuzzIT {
   @Property(tries = 300)
   @Label("a logged-in user's mutated requests: answered below 500, nothing stored when refused, session goes on")
   void mutatedUserRequests(@ForAll UserRequest request, @ForAll("mutations") List<FuzzJson.Mutation> mutations,
-      @ForAll boolean payloadOnly) {
+      @ForAll boolean payloadOnly) throws JsonProcessingException {
     String text = FuzzJson.text(mutate(frame(request), mutations, payloadOnly));
-    assertSurvives(aliceSession, text);
+    JsonNode answer = assertSurvives(aliceSession, text);
+    if (request == UserRequest.SET_SETTING && answer.path("status").asInt() == 200) {
+      JsonNode sent = Json.MAPPER.readTree(text).get("payload");
+      JsonNode settings = await(aliceSession.request("GetUserSettings", ShineClient.object())).get("settings");
+      assertThat(settings.get(sent.get("key").asText())).as("the setting stored by %s", abbreviate(text))
+          .isEqualTo(sent.get("value"));
+    }
+  }
+
+  @Property(tries = 300)
+  @Label("a setting with an odd key and any odd JSON value: refused, or stored and served back exactly as sent")
+  void oddSettings(@ForAll("settingKeys") String key, @ForAll("settingValues") JsonNode value)
+      throws JsonProcessingException {
+    ObjectNode payload = ShineClient.object().put("key", key);
+    payload.set("value", value);
+    String text = FuzzJson.text(envelope("SetUserSetting", payload));
+    JsonNode answer = assertSurvives(aliceSession, text);
+    if (answer.path("status").asInt() == 200) {
+      JsonNode sent = Json.MAPPER.readTree(text).get("payload");
+      JsonNode settings = await(aliceSession.request("GetUserSettings", ShineClient.object())).get("settings");
+      assertThat(settings.get(sent.get("key").asText())).as("the setting stored by %s", abbreviate(text))
+          .isEqualTo(sent.get("value"));
+    }
   }
 
   @Property(tries = 300)
@@ -322,6 +346,23 @@ class EnvelopeFuzzIT {
         Arbitraries.of(DmKind.class), createdAtMs, nonce, revision, to, ref, body)
         .as((author, kind, created, n, rev, recipient, someRef, someBody) -> new OddContainer(author, kind, created,
             n, rev, recipient, someRef, someBody));
+  }
+
+  @Provide
+  Arbitrary<String> settingKeys() {
+    return Arbitraries.oneOf(Arbitraries.of("theme", "k"), FuzzJson.oddString()
+        .map(key -> key.length() > 130 ? key.substring(0, 130) : key));
+  }
+
+  @Provide
+  Arbitrary<JsonNode> settingValues() {
+    return Arbitraries.oneOf(FuzzJson.oddValue(), FuzzJson.oddValue().list().ofMaxSize(4).map(values -> {
+      ObjectNode object = ShineClient.object();
+      for (int i = 0; i < values.size(); i++) {
+        object.set(i % 2 == 0 ? "f" + i : values.get(i).asText("x"), values.get(i));
+      }
+      return object;
+    }));
   }
 
   @Provide
