@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -19,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.shine.server.client.ShineClient;
+import org.shine.server.util.Json;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -64,7 +67,19 @@ public final class FuzzServer implements AutoCloseable {
    * has tests of its own).
    */
   public static FuzzServer start() {
-    return new FuzzServer("{\"limits\": {\"sendsPerUserPerS\": 1000000}}");
+    return start("{}");
+  }
+
+  /** As {@link #start()}, with more config: {@code sectionsJson} holds whole sections other than limits. */
+  public static FuzzServer start(String sectionsJson) {
+    ObjectNode overrides;
+    try {
+      overrides = (ObjectNode) Json.MAPPER.readTree(sectionsJson);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException(e);
+    }
+    overrides.putObject("limits").put("sendsPerUserPerS", 1_000_000);
+    return new FuzzServer(overrides.toString());
   }
 
   /**
