@@ -12,6 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import net.jqwik.api.lifecycle.AroundPropertyHook;
 import net.jqwik.api.lifecycle.AroundTryHook;
+import net.jqwik.api.lifecycle.MethodLifecycleContext;
+import net.jqwik.api.lifecycle.PropagationMode;
 import net.jqwik.api.lifecycle.PropertyExecutionResult;
 import net.jqwik.api.lifecycle.PropertyExecutor;
 import net.jqwik.api.lifecycle.PropertyLifecycleContext;
@@ -31,13 +33,19 @@ public final class FuzzTries implements AroundPropertyHook, AroundTryHook {
   /** One counter per property label; there are a handful of properties. */
   private static final Map<String, AtomicLong> TRIED = new ConcurrentHashMap<>();
 
+  /** Registered on a test class, it applies to every property in it. */
+  @Override
+  public PropagationMode propagateTo() {
+    return PropagationMode.ALL_DESCENDANTS;
+  }
+
   @Override
   public PropertyExecutionResult aroundProperty(PropertyLifecycleContext context, PropertyExecutor property) {
     String tries = System.getProperty(TRIES);
     if (tries != null && !tries.isBlank()) {
       context.attributes().setTries(Integer.parseInt(tries.trim()));
     }
-    String label = label(context.containerClass(), context.label());
+    String label = label(context);
     TRIED.put(label, new AtomicLong());
     long started = System.nanoTime();
     PropertyExecutionResult result = property.execute();
@@ -51,7 +59,7 @@ public final class FuzzTries implements AroundPropertyHook, AroundTryHook {
   @Override
   public TryExecutionResult aroundTry(TryLifecycleContext context, TryExecutor aTry, List<Object> parameters) {
     TryExecutionResult result = aTry.execute(parameters);
-    String label = label(context.containerClass(), context.label());
+    String label = label(context);
     long tried = TRIED.computeIfAbsent(label, l -> new AtomicLong()).incrementAndGet();
     if (tried % Long.getLong("shine.fuzz.progressEvery", 1_000) == 0) {
       report(String.format("progress %s tries=%d", label, tried));
@@ -59,8 +67,9 @@ public final class FuzzTries implements AroundPropertyHook, AroundTryHook {
     return result;
   }
 
-  private static String label(Class<?> container, String property) {
-    return container.getSimpleName() + "." + property;
+  /** Class and method: one word, unlike the property's label. */
+  private static String label(MethodLifecycleContext context) {
+    return context.containerClass().getSimpleName() + "." + context.targetMethod().getName();
   }
 
   private static String oneLine(String text) {
