@@ -48,7 +48,7 @@ class EnvelopeFuzzIT {
   /** PROTOCOL §3's baseKey as the server writes it: logins, then createdAtMs and nonce in plain decimal. */
   private static final String CANONICAL_BASE_KEY =
       "[a-z0-9_.-]{1,32}\\|[a-z0-9_.-]{1,32}\\|(0|[1-9][0-9]{0,18})\\|(0|[1-9][0-9]{0,18})";
-  private static final int SETTINGS_PER_USER = 100;
+  private static final int SETTINGS_PER_USER = 20;
   private static FuzzServer fuzz;
   private static ShineClient settingsSession;
   private static long settingsTries;
