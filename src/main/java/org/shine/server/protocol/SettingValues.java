@@ -28,6 +28,22 @@ public final class SettingValues {
     return false;
   }
 
+  /** How deep {@code value} nests: 0 for a scalar, 1 for an object or array of scalars, and so on. */
+  public static int depth(JsonNode value) {
+    int deepest = 0;
+    Deque<Map.Entry<JsonNode, Integer>> open = new ArrayDeque<>();
+    open.push(Map.entry(value, 0));
+    while (!open.isEmpty()) {
+      Map.Entry<JsonNode, Integer> next = open.pop();
+      if (next.getKey().isContainerNode()) {
+        int depth = next.getValue() + 1;
+        deepest = Math.max(deepest, depth);
+        next.getKey().forEach(child -> open.push(Map.entry(child, depth)));
+      }
+    }
+    return deepest;
+  }
+
   /** True when a string or a field name anywhere in {@code value} holds U+0000 (no PostgreSQL text may). */
   public static boolean containsNul(JsonNode value) {
     Deque<JsonNode> open = new ArrayDeque<>();

@@ -754,6 +754,26 @@ class BadInputIT {
         .isEqualTo("[1.5,123456789012345678901234567890]");
   }
 
+  /**
+   * Found by EnvelopeFuzzIT: a value nested 61 levels deep was stored, and the GetUserSettings response, one level
+   * deeper, was more than the client's reader takes, so the session never saw its answer.
+   */
+  @Test
+  @DisplayName("a setting value nested deeper than 32 levels gets 400 INVALID_FIELD; 32 levels are stored and read")
+  void settingNestedTooDeep() {
+    ShineClient session = loggedIn(bob);
+
+    JsonNode deep = rawReply(session, "{\"op\":\"SetUserSetting\",\"requestId\":\"d-1\",\"payload\":"
+        + "{\"key\":\"deep\",\"value\":" + "[".repeat(33) + "]".repeat(33) + "}}");
+    assertErrorFrame(deep, 400, ErrorCode.INVALID_FIELD, "d-1");
+    JsonNode fits = rawReply(session, "{\"op\":\"SetUserSetting\",\"requestId\":\"d-2\",\"payload\":"
+        + "{\"key\":\"deep\",\"value\":" + "{\"a\":".repeat(32) + "1" + "}".repeat(32) + "}}");
+    assertThat(fits.get("status").asInt()).as("%s", fits).isEqualTo(200);
+
+    assertThat(await(session.request("GetUserSettings", ShineClient.object())).at("/settings/deep"
+        + "/a".repeat(32)).asInt()).isEqualTo(1);
+  }
+
   // ---- helpers -------------------------------------------------------------------------------------------
 
   /** Row counts of every table a refused request must leave alone. */
