@@ -63,8 +63,8 @@ public final class FuzzServer implements AutoCloseable {
   }
 
   /**
-   * A server whose per-user write rate does not get in the way of a few hundred requests a second (the rate limit
-   * has tests of its own).
+   * A server whose per-user write rate and anonymous-session timeout do not get in the way of a few hundred requests
+   * a second and of a session that waits while other properties run (both limits have tests of their own).
    */
   public static FuzzServer start() {
     return start("{}");
@@ -78,7 +78,8 @@ public final class FuzzServer implements AutoCloseable {
     } catch (JsonProcessingException e) {
       throw new IllegalArgumentException(e);
     }
-    overrides.putObject("limits").put("sendsPerUserPerS", 1_000_000);
+    // an anonymous session of one property waits while the others run: not closed for it (the limit has its tests)
+    overrides.putObject("limits").put("sendsPerUserPerS", 1_000_000).put("authTimeoutMs", 3_600_000);
     return new FuzzServer(overrides.toString());
   }
 
