@@ -69,15 +69,15 @@ sleep 1
 {
   echo "scripts/fuzz.sh --cases $cases --codec-share $codec_share ($(date -u +%Y-%m-%dT%H:%MZ), $elapsed s)"
   echo
-  printf '%-100s %8s %8s %-10s %8s\n' property tries checks outcome seconds
+  printf '%-46s %8s %8s %-10s %8s\n' property tries checks outcome seconds
   awk '/^done / {
       label = $2; sub(/^done [^ ]+ /, "");
       split($0, f, " ");
       for (i in f) { split(f[i], kv, "="); v[kv[1]] = kv[2] }
-      printf "%-100s %8d %8d %-10s %8.1f\n", label, v["tries"], v["checks"], v["status"], v["ms"] / 1000;
+      printf "%-46s %8d %8d %-10s %8.1f\n", label, v["tries"], v["checks"], v["status"], v["ms"] / 1000;
       tries += v["tries"]; checks += v["checks"]; if (v["status"] != "SUCCESSFUL") failed++
     }
-    END { printf "%-100s %8d %8d %-10s\n", "total", tries, checks, failed ? failed " failed" : "all passed" }' "$LEDGER"
+    END { printf "%-46s %8d %8d %-10s\n", "total", tries, checks, failed ? failed " failed" : "all passed" }' "$LEDGER"
   echo
   echo "answers per property (status and error code, from jqwik's statistics):"
   for class in "${CODEC_CLASSES[@]}" "${SERVER_CLASSES[@]}"; do
