@@ -32,13 +32,18 @@ public final class DmKeys {
     return parsed == null || DmKind.fromCode(parsed.kind()) == null ? null : parsed;
   }
 
+  /**
+   * Splits {@code key} only when it is written exactly as {@link #baseKey} and {@link #messageKey} write it: ASCII
+   * digits without a sign or leading zeros, so that one message has one key (Java's number parsing alone would also
+   * take other scripts' digits, a plus sign and leading zeros).
+   */
   private static ParsedKey parse(String key, int parts) {
     String[] split = key == null ? new String[0] : key.split("\\|", -1);
     if (split.length != parts || !Logins.isValid(split[0]) || !Logins.isValid(split[1])) {
       return null;
     }
     for (int i = 2; i < parts; i++) {
-      if (split[i].isEmpty() || split[i].length() > 19 || !split[i].chars().allMatch(Character::isDigit)) {
+      if (!isCanonicalNumber(split[i])) {
         return null;
       }
     }
@@ -48,6 +53,19 @@ public final class DmKeys {
     } catch (NumberFormatException e) {
       return null;
     }
+  }
+
+  /** Plain decimal as {@code Long.toString} writes a non-negative number (at most 19 digits, "0" or no leading 0). */
+  private static boolean isCanonicalNumber(String part) {
+    if (part.isEmpty() || part.length() > 19 || (part.length() > 1 && part.charAt(0) == '0')) {
+      return false;
+    }
+    for (int i = 0; i < part.length(); i++) {
+      if (part.charAt(i) < '0' || part.charAt(i) > '9') {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The parts of a key; {@code kind} is 0 for a baseKey. */

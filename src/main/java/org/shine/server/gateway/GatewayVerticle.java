@@ -44,6 +44,7 @@ import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.Ops;
+import org.shine.server.protocol.JsonText;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Json;
@@ -413,6 +414,13 @@ public final class GatewayVerticle extends VerticleBase {
     String op = frame != null && frame.path("op").isTextual() ? frame.get("op").asText() : null;
     JsonNode requestId = frame != null && (frame.path("requestId").isTextual() || frame.path("requestId").isNumber())
         ? frame.get("requestId") : null;
+    if (frame != null && JsonText.hasUnpairedSurrogate(frame)) {
+      reply(session, op == null || JsonText.hasUnpairedSurrogate(op) ? null : op,
+          requestId == null || JsonText.hasUnpairedSurrogate(requestId) ? null : requestId,
+          tooLarge(text) ? frameTooLarge() : ProtocolException.badRequest(ErrorCode.BAD_JSON,
+              "a string in the frame holds an unpaired surrogate escape (\\uD800-\\uDFFF): not Unicode text"));
+      return;
+    }
     ProtocolException invalid = tooLarge(text) ? frameTooLarge() : checkEnvelope(frame, op, requestId);
     if (invalid != null) {
       reply(session, op, requestId, invalid);

@@ -22,6 +22,11 @@ import org.shine.server.settings.UserSettings;
 final class SettingsHandler {
   private static final int MAX_SETTING_KEY = 128;
   private static final int MAX_SETTING_VALUE = 16 * 1024;
+  /**
+   * A value must also fit the GetUserSettings response, where it sits one level deeper than in the request, within
+   * the 64 levels every reader of the project takes; 32 leaves room.
+   */
+  private static final int MAX_SETTING_DEPTH = 32;
   private final EventBus bus;
   private final Frames frames;
 
@@ -57,6 +62,14 @@ final class SettingsHandler {
     if (SettingValues.containsNul(payload.get("value"))) {
       throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
           "payload.value must not contain NUL (U+0000) in any string or name");
+    }
+    if (SettingValues.depth(payload.get("value")) > MAX_SETTING_DEPTH) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD, "payload.value nests deeper than "
+          + MAX_SETTING_DEPTH + " levels");
+    }
+    if (SettingValues.containsNonFiniteNumber(payload.get("value"))) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
+          "payload.value holds a number beyond the range of a double");
     }
     String valueJson = payload.get("value").toString();
     if (valueJson.length() > MAX_SETTING_VALUE) {

@@ -17,8 +17,10 @@ import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.Fields;
+import org.shine.server.protocol.JsonText;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
+import org.shine.server.util.Challenges;
 import org.shine.server.util.Json;
 
 /**
@@ -29,6 +31,8 @@ import org.shine.server.util.Json;
  */
 public final class HubRoutes {
   private static final int MAX_BODY_BYTES = 16 * 1024;
+  /** Set on a request once a hub handler took it (past the body handler). */
+  private static final String HANDLED = "hub.handled";
   private final AppConfig.Hub config;
   private final HubService hub;
 
@@ -39,14 +43,21 @@ public final class HubRoutes {
   }
 
   public void mount(Router router) {
-    router.route("/hub/v1/*").handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES));
+    router.route("/hub/v1/*").handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES))
+        .failureHandler(HubRoutes::failed);
     router.get("/hub/v1/challenge").handler(ctx -> respond(ctx, () -> challenge(ctx)));
     router.post("/hub/v1/token").handler(ctx -> respond(ctx, () -> token(ctx)));
     router.post("/hub/v1/token/refresh").handler(ctx -> respond(ctx, () -> refresh(ctx)));
-    router.get("/hub/v1/messages").handler(this::messages);
+    router.get("/hub/v1/messages").handler(ctx -> {
+      ctx.put(HANDLED, true);
+      messages(ctx);
+    });
     router.post("/hub/v1/ack/:deliveryId").handler(ctx -> respond(ctx, () -> ack(ctx)));
-    router.route("/hub/v1/*").handler(ctx -> fail(ctx, new ProtocolException(405, ErrorCode.METHOD_NOT_ALLOWED,
-        ctx.request().method() + " is not allowed on " + ctx.request().path())));
+    router.route("/hub/v1/*").handler(ctx -> {
+      ctx.put(HANDLED, true);
+      fail(ctx, new ProtocolException(405, ErrorCode.METHOD_NOT_ALLOWED,
+          ctx.request().method() + " is not allowed on " + ctx.request().path()));
+    });
   }
 
   private Future<JsonNode> challenge(RoutingContext ctx) {
@@ -64,6 +75,8 @@ public final class HubRoutes {
     Fields fields = Fields.of(jsonBody(ctx), "body", Set.of("login", "challengeB64", "signatureB64"));
     String login = fields.login("login");
     String challengeB64 = fields.requiredString("challengeB64");
+    // the challenge is looked up as text: only what a challenge can be reaches the database
+    fields.base64("challengeB64", Challenges.BYTES);
     byte[] signature = fields.base64("signatureB64", Ed25519Signer.SIGNATURE_SIZE);
     return hub.issueTokens(login, challengeB64, signature).map(HubRoutes::render);
   }
@@ -131,6 +144,10 @@ public final class HubRoutes {
       if (body == null || !body.isObject()) {
         throw ProtocolException.badRequest(ErrorCode.BAD_JSON, "the body must be a JSON object");
       }
+      if (JsonText.hasUnpairedSurrogate(body)) {
+        throw ProtocolException.badRequest(ErrorCode.BAD_JSON,
+            "a string in the body holds an unpaired surrogate escape (\\uD800-\\uDFFF): not Unicode text");
+      }
       return body;
     } catch (JsonProcessingException e) {
       throw ProtocolException.badRequest(ErrorCode.BAD_JSON, "the body is not valid JSON: "
@@ -139,6 +156,7 @@ public final class HubRoutes {
   }
 
   private static void respond(RoutingContext ctx, Supplier<Future<JsonNode>> handler) {
+    ctx.put(HANDLED, true);
     Future<JsonNode> work;
     try {
       work = handler.get();
@@ -147,6 +165,26 @@ public final class HubRoutes {
     }
     work.onSuccess(body -> ctx.response().setStatusCode(200).putHeader("content-type", "application/json")
         .end(body.toString())).onFailure(failure -> fail(ctx, failure));
+  }
+
+  /**
+   * A request the body handler refused is the client's error, answered like every other hub error (without this the
+   * router answers in plain text, or 500, and logs each one at ERROR): over {@value #MAX_BODY_BYTES} bytes, or a
+   * body the form decoder cannot take (sent as a form; the hub reads JSON bodies only). A failure before any hub
+   * handler ran can only be the body handler's.
+   */
+  private static void failed(RoutingContext ctx) {
+    if (ctx.failure() == null && ctx.statusCode() == Status.TOO_LARGE) {
+      fail(ctx, new ProtocolException(Status.TOO_LARGE, ErrorCode.BODY_TOO_LARGE,
+          "the request body exceeds " + MAX_BODY_BYTES + " bytes"));
+    } else if (ctx.get(HANDLED) == null) {
+      fail(ctx, ProtocolException.badRequest(ErrorCode.BAD_JSON,
+          "the body could not be read; send one JSON object as application/json"));
+    } else if (ctx.failure() != null) {
+      fail(ctx, ctx.failure());
+    } else {
+      ctx.next();
+    }
   }
 
   private static void fail(RoutingContext ctx, Throwable failure) {

@@ -27,6 +27,7 @@ public final class ErrorCode {
   public static final String CARD_CONFLICT = "CARD_CONFLICT";
   public static final String FRAME_TOO_LARGE = "FRAME_TOO_LARGE";
   public static final String CONTAINER_TOO_LARGE = "CONTAINER_TOO_LARGE";
+  public static final String BODY_TOO_LARGE = "BODY_TOO_LARGE";
   public static final String NOT_ACCESS_SERVER = "NOT_ACCESS_SERVER";
   public static final String TOO_MANY_IN_FLIGHT = "TOO_MANY_IN_FLIGHT";
   public static final String OVERLOADED = "OVERLOADED";

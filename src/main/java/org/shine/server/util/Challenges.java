@@ -6,7 +6,8 @@ import java.util.Base64;
 /** The random challenges a login signs (AuthLogin, ServerAuthLogin, the hub's token): 32 bytes, standard base64. */
 public final class Challenges {
   private static final SecureRandom RANDOM = new SecureRandom();
-  private static final int BYTES = 32;
+  /** Random bytes in a challenge. */
+  public static final int BYTES = 32;
 
   private Challenges() {
   }

@@ -9,14 +9,15 @@ public final class WsUrls {
   private WsUrls() {
   }
 
-  /** True for an absolute ws:// or wss:// URL with a host. */
+  /** True for an absolute ws:// or wss:// URL with a host, and a port in 1..65535 when it names one. */
   public static boolean isWsUrl(String url) {
     if (url == null) {
       return false;
     }
     try {
       URI uri = new URI(url);
-      return ("ws".equals(uri.getScheme()) || "wss".equals(uri.getScheme())) && uri.getHost() != null;
+      return ("ws".equals(uri.getScheme()) || "wss".equals(uri.getScheme())) && uri.getHost() != null
+          && (uri.getPort() == -1 || (uri.getPort() >= 1 && uri.getPort() <= 65_535));
     } catch (URISyntaxException e) {
       return false;
     }

@@ -684,6 +684,81 @@ class BadInputIT {
     return session;
   }
 
+  // ---- text the database cannot hold ---------------------------------------------------------------------
+
+  /** Found by EnvelopeFuzzIT: the first frame was answered 500 (the driver wrote bytes that are not UTF-8), the second stored "?". */
+  @Test
+  @DisplayName("a string or name holding an unpaired surrogate escape gets 400 BAD_JSON and stores nothing; a pair is"
+      + " a character like any other")
+  void unpairedSurrogates() {
+    ShineClient session = loggedIn(alice);
+    Snapshot before = stored();
+    List<String> frames = List.of(
+        "{\"op\":\"SetUserSetting\",\"requestId\":\"s-0\",\"payload\":{\"key\":\"theme\",\"value\":{\"f0\":\"\\ud800\"}}}",
+        "{\"op\":\"SetUserSetting\",\"requestId\":\"s-1\",\"payload\":{\"key\":\"theme\",\"value\":\"\\udc00\"}}",
+        "{\"op\":\"SetUserSetting\",\"requestId\":\"s-2\",\"payload\":{\"key\":\"\\ud83d\",\"value\":1}}",
+        "{\"op\":\"GetUserCard\",\"requestId\":\"s-3\",\"payload\":{\"login\":\"b\\udfffob\"}}");
+
+    for (int i = 0; i < frames.size(); i++) {
+      assertErrorFrame(rawReply(session, frames.get(i)), 400, ErrorCode.BAD_JSON, "s-" + i);
+    }
+    JsonNode badRequestId = rawReply(session, "{\"op\":\"GetUserSettings\",\"requestId\":\"\\ud800\"}");
+    assertErrorFrame(badRequestId, 400, ErrorCode.BAD_JSON, null);
+    // Jackson itself refuses one in a field name, before any requestId can be read
+    JsonNode inName = rawReply(session,
+        "{\"op\":\"SetUserSetting\",\"requestId\":\"s-4\",\"payload\":{\"key\":\"k\",\"value\":{\"a\\udfffb\":1}}}");
+    assertErrorFrame(inName, 400, ErrorCode.BAD_JSON, null);
+
+    assertThat(stored()).isEqualTo(before);
+    assertThat(count("SELECT count(*) FROM user_setting WHERE owner = 'alice'")).isZero();
+    JsonNode pair = rawReply(session,
+        "{\"op\":\"SetUserSetting\",\"requestId\":\"s-5\",\"payload\":{\"key\":\"face\",\"value\":\"\\ud83d\\ude00\"}}");
+    assertThat(pair.get("status").asInt()).as("%s", pair).isEqualTo(200);
+    assertThat(await(session.request("GetUserSettings", ShineClient.object())).at("/settings/face").asText())
+        .isEqualTo("\ud83d\ude00");
+    assertStillSends(session, alice);
+  }
+
+  /** Found by EnvelopeFuzzIT: 1e999 was read as infinity and stored as the string "Infinity". */
+  @Test
+  @DisplayName("a setting value with a number beyond the range of a double gets 400 INVALID_FIELD")
+  void settingNumberBeyondDouble() {
+    ShineClient session = loggedIn(bob);
+
+    for (String value : List.of("1e999", "[1, -1e999]", "{\"a\":{\"b\":2e400}}")) {
+      JsonNode reply = rawReply(session, "{\"op\":\"SetUserSetting\",\"requestId\":\"n-1\",\"payload\":"
+          + "{\"key\":\"n\",\"value\":" + value + "}}");
+      assertErrorFrame(reply, 400, ErrorCode.INVALID_FIELD, "n-1");
+    }
+
+    assertThat(await(session.request("GetUserSettings", ShineClient.object())).get("settings").has("n")).isFalse();
+    JsonNode exact = rawReply(session, "{\"op\":\"SetUserSetting\",\"requestId\":\"n-2\",\"payload\":"
+        + "{\"key\":\"n\",\"value\":[1.5, 123456789012345678901234567890]}}");
+    assertThat(exact.get("status").asInt()).as("%s", exact).isEqualTo(200);
+    assertThat(await(session.request("GetUserSettings", ShineClient.object())).at("/settings/n").toString())
+        .isEqualTo("[1.5,123456789012345678901234567890]");
+  }
+
+  /**
+   * Found by EnvelopeFuzzIT: a value nested 61 levels deep was stored, and the GetUserSettings response, one level
+   * deeper, was more than the client's reader takes, so the session never saw its answer.
+   */
+  @Test
+  @DisplayName("a setting value nested deeper than 32 levels gets 400 INVALID_FIELD; 32 levels are stored and read")
+  void settingNestedTooDeep() {
+    ShineClient session = loggedIn(bob);
+
+    JsonNode deep = rawReply(session, "{\"op\":\"SetUserSetting\",\"requestId\":\"d-1\",\"payload\":"
+        + "{\"key\":\"deep\",\"value\":" + "[".repeat(33) + "]".repeat(33) + "}}");
+    assertErrorFrame(deep, 400, ErrorCode.INVALID_FIELD, "d-1");
+    JsonNode fits = rawReply(session, "{\"op\":\"SetUserSetting\",\"requestId\":\"d-2\",\"payload\":"
+        + "{\"key\":\"deep\",\"value\":" + "{\"a\":".repeat(32) + "1" + "}".repeat(32) + "}}");
+    assertThat(fits.get("status").asInt()).as("%s", fits).isEqualTo(200);
+
+    assertThat(await(session.request("GetUserSettings", ShineClient.object())).at("/settings/deep"
+        + "/a".repeat(32)).asInt()).isEqualTo(1);
+  }
+
   // ---- helpers -------------------------------------------------------------------------------------------
 
   /** Row counts of every table a refused request must leave alone. */

@@ -17,6 +17,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -162,6 +163,54 @@ class HubTokensIT {
     String expiring = hub.challenge(bob);
     CLOCK.advance(Duration.ofMinutes(3));
     assertThat(hub.token(bob, expiring).statusCode()).isEqualTo(401);
+  }
+
+  /** Found by HubFuzzIT: the body handler's 413 came as plain text, and the router logged each one at ERROR. */
+  @Test
+  @DisplayName("a body over 16 KiB is 413 BODY_TOO_LARGE, answered as JSON like every hub error")
+  void bodyTooLarge() throws Exception {
+    String body = "{\"refreshToken\":\"" + "a".repeat(16 * 1024) + "\"}";
+
+    HttpResponse<String> response = hub.post("/token/refresh", null, body);
+
+    assertThat(response.statusCode()).isEqualTo(413);
+    assertThat(response.headers().firstValue("content-type")).hasValue("application/json");
+    assertThat(Json.MAPPER.readTree(response.body()).at("/error/code").asText()).isEqualTo("BODY_TOO_LARGE");
+    assertThat(hub.get("/messages?waitS=0", hub.tokens(user("big")).get("accessToken").asText()).statusCode())
+        .isEqualTo(204);
+  }
+
+  /** Found by HubFuzzIT: a form body with a field longer than the form decoder takes was answered 500. */
+  @Test
+  @DisplayName("a body sent as a form is 400 BAD_JSON, whatever the form decoder makes of it")
+  void formBodies() throws Exception {
+    for (String type : List.of("application/x-www-form-urlencoded", "multipart/form-data; boundary=x")) {
+      HttpResponse<String> response = hub.send(hub.request("/token", null).header("content-type", type)
+          .POST(HttpRequest.BodyPublishers.ofString("refreshToken=" + "a".repeat(10_000))).build());
+
+      assertThat(response.statusCode()).as("%s -> %s", type, response.body()).isEqualTo(400);
+      assertThat(Json.MAPPER.readTree(response.body()).at("/error/code").asText()).isEqualTo("BAD_JSON");
+    }
+  }
+
+  /** Found by HubFuzzIT: a challengeB64 holding U+0000 reached the database and was answered 500. */
+  @Test
+  @DisplayName("a token request whose challengeB64 is not what a challenge can be is 400 and leaves the open ones")
+  void challengeThatCannotBe() throws Exception {
+    TestUser user = user("nul");
+    String challenge = hub.challenge(user);
+    String signature = Base64.getEncoder().encodeToString(new byte[64]);
+
+    for (String bad : List.of("\u0000", "a\u0000b", "", challenge.substring(4), "@@@@" + challenge.substring(4))) {
+      HttpResponse<String> response = hub.post("/token", null, Json.MAPPER.createObjectNode().put("login",
+          user.login()).put("challengeB64", bad).put("signatureB64", signature).toString());
+      assertThat(response.statusCode()).as("%s -> %s", bad, response.body()).isEqualTo(400);
+      assertThat(Json.MAPPER.readTree(response.body()).at("/error/code").asText()).isIn("BAD_BASE64",
+          "INVALID_FIELD");
+    }
+
+    assertThat(openChallenges(user)).containsExactly(challenge);
+    assertThat(hub.token(user, challenge).statusCode()).isEqualTo(200);
   }
 
   private static TestUser user(String prefix) {
