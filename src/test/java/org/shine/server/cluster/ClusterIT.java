@@ -172,7 +172,8 @@ class ClusterIT {
 
     JsonNode sent = world.session(alice, from).sendText("alice", alice.key(), "bob", "across nodes").await();
 
-    Eventually.until("bob's session on the other node gets the message", 10_000, () -> !onTarget.isEmpty());
+    // the other node learns of bob's session through the cluster's subscription map: seconds on a loaded machine
+    Eventually.until("bob's session on the other node gets the message", 30_000, () -> !onTarget.isEmpty());
     assertThat(onTarget.get(0).at("/payload/baseKey").asText()).isEqualTo(sent.get("baseKey").asText());
     return sent;
   }
