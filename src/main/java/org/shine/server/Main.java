@@ -8,6 +8,7 @@ import org.shine.server.cli.BenchCommand;
 import org.shine.server.cli.ClientCommand;
 import org.shine.server.cli.KeygenCommand;
 import org.shine.server.cli.ServerCommand;
+import org.shine.server.cli.SoakCommand;
 import org.shine.server.config.ConfigException;
 
 /** Entry point of the fat jar: {@code server}, {@code keygen}, {@code client} and {@code bench} subcommands. */
@@ -21,7 +22,8 @@ public final class Main {
       "  bench <codec|send|retry-claim|catchup> [...]   benchmarks; 'bench help' lists the options",
       "  adapter <run|dead|retry-dead> [...]  the reference hub adapter; 'adapter help' lists the options",
       "  admin <peers|deliveries|retry-peer|user> --config FILE [--json]",
-      "                                       a node's admin API; 'admin --help' lists the options");
+      "                                       a node's admin API; 'admin --help' lists the options",
+      "  soak --server sN=URL (x4) --run-dir DIR [...]   mixed load with restarts (scripts/soak.sh); 'soak help'");
 
   private Main() {
   }
@@ -40,6 +42,7 @@ public final class Main {
         case "bench" -> BenchCommand.run(rest);
         case "adapter" -> AdapterCommand.run(rest);
         case "admin" -> AdminCommand.run(rest);
+        case "soak" -> SoakCommand.run(rest);
         default -> throw new Args.UsageException("unknown command " + args[0]);
       };
       System.exit(code);
