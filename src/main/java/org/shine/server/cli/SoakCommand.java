@@ -93,7 +93,6 @@ public final class SoakCommand {
   private final AtomicBoolean restarting = new AtomicBoolean();
   private final AtomicBoolean hubOn = new AtomicBoolean(true);
   private volatile long startMs = System.currentTimeMillis();
-  private volatile long lastHeapSampleMs;
 
   /** Options of one run. */
   private record Settings(Map<String, String> servers, Path runDir, long seconds, long baselineS, long restartEveryS,
@@ -213,6 +212,7 @@ public final class SoakCommand {
       List<Thread> pollers = startHubPollers();
       startMs = System.currentTimeMillis();
       Thread restarter = thread("soak-restarts", this::restartLoop);
+      Thread heap = thread("soak-heap", this::heapLoop);
       long timer = vertx.setPeriodic(100, id -> tick());
       Map<String, Sample> baseline = null;
       long end = startMs + TimeUnit.SECONDS.toMillis(settings.seconds());
@@ -222,7 +222,9 @@ public final class SoakCommand {
         sleepUntil(Math.min(nextProgress, end));
         if (System.currentTimeMillis() >= nextProgress) {
           progress();
-          nextProgress += PROGRESS_MS;
+          while (nextProgress <= System.currentTimeMillis()) {
+            nextProgress += PROGRESS_MS;
+          }
         }
         // a baseline of a server that is down or just starting would measure the restart, not the level
         if (baseline == null && System.currentTimeMillis() >= baselineAt && !restarting.get()) {
@@ -235,6 +237,8 @@ public final class SoakCommand {
       }
       loadOn.set(false);
       vertx.cancelTimer(timer);
+      heap.interrupt();
+      heap.join();
       restartsOn.set(false);
       restarter.interrupt();
       restarter.join();
@@ -651,7 +655,6 @@ public final class SoakCommand {
       heapKb.put(name, heap);
       samples.put(name, new Sample(pid, heap, fds(pid)));
     }
-    lastHeapSampleMs = System.currentTimeMillis();
     StringBuilder line = new StringBuilder(label).append(" at ").append(elapsed()).append(':');
     samples.forEach((name, s) -> line.append(String.format(Locale.ROOT, " %s heap %s fds %d", name,
         mb(s.heapKb()), s.fds())));
@@ -686,13 +689,21 @@ public final class SoakCommand {
     return entries == null ? -1 : entries.length;
   }
 
-  private void progress() {
-    if (System.currentTimeMillis() - lastHeapSampleMs >= HEAP_SAMPLE_EVERY_MS) {
+  /** Heap after GC of every server each minute, on its own thread: jcmd takes seconds on a busy machine. */
+  private void heapLoop() {
+    while (loadOn.get()) {
       for (String name : settings.names()) {
         heapKb.put(name, heapAfterGc(pidOf(name)));
       }
-      lastHeapSampleMs = System.currentTimeMillis();
+      try {
+        sleepUntil(System.currentTimeMillis() + HEAP_SAMPLE_EVERY_MS);
+      } catch (InterruptedException e) {
+        return;
+      }
     }
+  }
+
+  private void progress() {
     StringBuilder line = new StringBuilder(elapsed()).append(" ops ").append(counts(ops))
         .append(" in flight ").append(inFlight.get()).append(" errors ").append(counts(errors))
         .append(" restarts ").append(restarts.sum()).append(" |");
