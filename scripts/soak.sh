@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
     --hub-users) hub_users="$2"; shift 2 ;;
     --settle) settle="$2"; shift 2 ;;
     --keep-db) keep_db=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see scripts/soak.sh --help)" ;;
   esac
 done
