@@ -780,8 +780,8 @@ public final class SoakCommand {
         if (settled || System.currentTimeMillis() > deadline) {
           return result;
         }
-        System.out.printf(Locale.ROOT, "%s settling: lost %d, not delivered yet %d, hub missing %d%n", elapsed(),
-            result.lost(), result.unsettled(Set.of("delivered")), hubMissing);
+        System.out.printf(Locale.ROOT, "%s settling: lost %d, not delivered yet %d, hub missing %d, wrong entries %s%n",
+            elapsed(), result.lost(), result.unsettled(Set.of("delivered")), hubMissing, result.problems());
         sleepQuietly(5_000);
       }
     } finally {
