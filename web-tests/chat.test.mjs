@@ -244,7 +244,7 @@ test('a key made in the browser is exported in the keygen format and works with 
   assert.equal(Buffer.from(exported.privateKeyB64, 'base64').length, 32);
   // the Java client reads the file and the server verifies what it signs against the card the browser published
   const sent = JSON.parse(execFileSync('java', ['-jar', join(ROOT, 'target', 'shine-server.jar'), 'client', 'send',
-    '--key', keyFile, '--server', federation.url('s1'), '--to', 'alice', '--text', 'from the CLI'],
+    '--key', keyFile, '--server', federation.url('s1'), '--to', 'alice', '--text', 'from the CLI', '--json'],
   { encoding: 'utf8' }).trim().split('\n').pop());
   assert.equal(sent.deliveryState, 'delivered');
   assert.deepEqual(problems, []);

@@ -25,6 +25,7 @@ import picocli.CommandLine.Spec;
         BenchCommand.class,
         AdminCommand.class,
         ChaosCommand.class,
+        SoakCommand.class,
         AutoComplete.GenerateCompletion.class,
         HelpCommand.class,
     },
