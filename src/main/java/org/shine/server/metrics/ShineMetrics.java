@@ -80,6 +80,8 @@ public final class ShineMetrics {
   private final Map<SendOutcome, Counter> sends = new EnumMap<>(SendOutcome.class);
   private final Map<Transition, Counter> transitions = new EnumMap<>(Transition.class);
   private final Map<String, Counter> attempts = new ConcurrentHashMap<>();
+  /** Timers of {@code shine_peer_calls_seconds} by peer, op and outcome (each label bounded). */
+  private final Map<String, Timer> peerCalls = new ConcurrentHashMap<>();
   private final Map<SessionKind, AtomicInteger> sessions = new EnumMap<>(SessionKind.class);
   private final Map<String, AtomicInteger> peersUp = new ConcurrentHashMap<>();
   private final Map<String, AtomicLong> syncLag = new ConcurrentHashMap<>();
@@ -219,10 +221,13 @@ public final class ShineMetrics {
 
   /** One call of {@code op} to another server took {@code nanos} and ended so. */
   public void peerCall(String serverLogin, String op, PeerCallOutcome outcome, long nanos) {
-    Timer.builder(PEER_CALLS).description("Calls to other servers, by server, op and outcome")
-        .tag(PEER, servers.of(serverLogin)).tag(OP, op).tag(OUTCOME, outcome.tag())
+    String peer = servers.of(serverLogin);
+    // one lookup per call on the hot path, no builder: the label values are bounded (peers, ops, outcomes)
+    peerCalls.computeIfAbsent(peer + '\n' + op + '\n' + outcome.tag(), key -> Timer.builder(PEER_CALLS)
+        .description("Calls to other servers, by server, op and outcome")
+        .tag(PEER, peer).tag(OP, op).tag(OUTCOME, outcome.tag())
         .serviceLevelObjectives(CALL_BUCKETS)
-        .register(registry).record(nanos, TimeUnit.NANOSECONDS);
+        .register(registry)).record(nanos, TimeUnit.NANOSECONDS);
   }
 
   /** The sampled row counts of the delivery table: rows due now and accepted rows in all. */
