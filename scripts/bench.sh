@@ -103,7 +103,7 @@ start_servers() {
   local topology="$1" name port
   for name in $(servers_of "$topology"); do
     port=$(port_of "$name")
-    if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
+    if curl -fsS --max-time 5 "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
       die "something already answers on port $port; stop it or set SHINE_BENCH_PORT_BASE"
     fi
     [ -f "$(key_file "$name")" ] || java -jar "$JAR" keygen --out "$(key_file "$name")" >/dev/null
@@ -120,11 +120,11 @@ start_servers() {
   for name in $(servers_of "$topology"); do
     port=$(port_of "$name")
     for _ in $(seq 1 120); do
-      curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+      curl -fsS --max-time 5 "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
       kill -0 "$(pid_of "$name")" 2>/dev/null || die "$name exited; see $DIR/$name.log"
       sleep 0.5
     done
-    curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 || die "$name did not become healthy; see $DIR/$name.log"
+    curl -fsS --max-time 5 "http://127.0.0.1:$port/health" >/dev/null 2>&1 || die "$name did not become healthy; see $DIR/$name.log"
   done
   [ "$topology" = four ] && wait_sessions
   log "servers up: $(for n in $(servers_of "$topology"); do printf '%s (pid %s) ' "$n" "$(pid_of "$n")"; done)"

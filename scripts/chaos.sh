@@ -302,7 +302,7 @@ scenario_c() {
   nohup java ${SHINE_JAVA_OPTS:-} -jar "$JAR" server --config "$DIR/s1b.json" > "$DIR/s1b.log" 2>&1 &
   node_b_pid=$!
   for _ in $(seq 1 240); do
-    curl -fsS "http://127.0.0.1:$NODE_B_PORT/health" >/dev/null 2>&1 && break
+    curl -fsS --max-time 5 "http://127.0.0.1:$NODE_B_PORT/health" >/dev/null 2>&1 && break
     kill -0 "$node_b_pid" 2>/dev/null || die "node b of s1 exited; see $DIR/s1b.log"
     sleep 0.5
   done

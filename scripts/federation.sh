@@ -84,7 +84,7 @@ wait_healthy() {
   local name="$1" port
   port=$(port_of "$name")
   for _ in $(seq 1 120); do
-    if curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
+    if curl -fsS --max-time 5 "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
       log "$name up at ws://127.0.0.1:$port/ws (web chat: http://127.0.0.1:$port/app/)"
       return 0
     fi
@@ -113,7 +113,7 @@ wait_federation() {
     healthy=0; sessions=0; up=()
     for s in "${SERVERS[@]}"; do
       is_up "$s" || die "$s exited; see $DIR/$s.log"
-      if curl -fsS "http://127.0.0.1:$(port_of "$s")/health" >/dev/null 2>&1; then
+      if curl -fsS --max-time 5 "http://127.0.0.1:$(port_of "$s")/health" >/dev/null 2>&1; then
         healthy=$((healthy + 1)); up+=("$s")
         sessions=$((sessions + $(sessions_of "$s")))
       fi

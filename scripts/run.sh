@@ -29,7 +29,7 @@ base="http://${http_host:-127.0.0.1}:${http_port:-7101}"
 up=""
 for _ in $(seq 1 120); do
   kill -0 "$pid" 2>/dev/null || break
-  if curl -fsS "$base/health" >/dev/null 2>&1; then up=1; break; fi
+  if curl -fsS --max-time 5 "$base/health" >/dev/null 2>&1; then up=1; break; fi
   sleep 0.5
 done
 if [ -n "$up" ]; then

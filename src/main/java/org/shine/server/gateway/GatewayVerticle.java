@@ -166,6 +166,10 @@ public final class GatewayVerticle extends VerticleBase {
         .setMaxWebSocketMessageSize(hardCap)
         .setPerMessageWebSocketCompressionSupported(compression)
         .setPerFrameWebSocketCompressionSupported(compression)
+        // no HTTP/2 over cleartext (nothing here speaks it): with h2c on, a connection's first request can reach the
+        // metrics SPI before the connection's metric is set (an NPE in vertx-micrometer's requestBegin), and that
+        // request is never answered; seen at start-up under reconnecting clients
+        .setHttp2ClearTextEnabled(false)
         // a backstop for connections that never speak; sessions are timed out by housekeeping, with a reason
         .setReadIdleTimeout((int) Math.min(Integer.MAX_VALUE, backstopIdleMs()))
         .setIdleTimeoutUnit(TimeUnit.MILLISECONDS);

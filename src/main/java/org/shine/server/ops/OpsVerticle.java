@@ -52,7 +52,7 @@ public final class OpsVerticle extends VerticleBase {
     }
     AdminApi api = new AdminApi(vertx, config, ops, new DirectoryRepository(pool), sessions);
     return sampled.compose(v -> vertx.createHttpServer(new HttpServerOptions()
-            .setHost(config.admin().host()).setPort(config.admin().port()))
+            .setHost(config.admin().host()).setPort(config.admin().port()).setHttp2ClearTextEnabled(false))
         .requestHandler(api.router())
         .listen())
         .onSuccess(server -> {
