@@ -118,34 +118,12 @@ start_servers() {
     started+=("$name")
   done
   for name in $(servers_of "$topology"); do
-    port=$(port_of "$name")
-    for _ in $(seq 1 120); do
-      curl -fsS --max-time 5 "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
-      kill -0 "$(pid_of "$name")" 2>/dev/null || die "$name exited; see $DIR/$name.log"
-      sleep 0.5
-    done
-    curl -fsS --max-time 5 "http://127.0.0.1:$port/health" >/dev/null 2>&1 || die "$name did not become healthy; see $DIR/$name.log"
+    wait_until_healthy "$name" "$(port_of "$name")" "$DIR/$name.pid" "$DIR/$name.log"
   done
-  [ "$topology" = four ] && wait_sessions
+  [ "$topology" = four ] && wait_server_sessions "$DIR" s1 s2 s3 s4
   log "servers up: $(for n in $(servers_of "$topology"); do printf '%s (pid %s) ' "$n" "$(pid_of "$n")"; done)"
 }
 
-# In the federation every server waits until the three others have logged in to it (their peer connections).
-wait_sessions() {
-  local name other missing
-  for _ in $(seq 1 80); do
-    missing=""
-    for name in s1 s2 s3 s4; do
-      for other in s1 s2 s3 s4; do
-        [ "$other" = "$name" ] && continue
-        grep -q "server session authenticated \[serverLogin: $other," "$DIR/$name.log" || missing="$missing $other→$name"
-      done
-    done
-    [ -z "$missing" ] && return 0
-    sleep 0.5
-  done
-  log "warning: server sessions still missing:$missing"
-}
 
 stop_servers() {
   local name pid

@@ -129,3 +129,34 @@ ensure_web_tests() {
     (cd "$ROOT/web-tests" && npm ci --no-audit --no-fund --loglevel=error >&2) || die "npm ci in web-tests failed"
   fi
 }
+
+# wait_until_healthy NAME PORT PIDFILE LOGFILE: until the server NAME answers GET /health on PORT (at most 60 s); dies
+# when its process (PIDFILE) exits or it never answers.
+wait_until_healthy() {
+  local name="$1" port="$2" pidfile="$3" logfile="$4"
+  for _ in $(seq 1 120); do
+    curl -fsS --max-time 5 "http://127.0.0.1:$port/health" >/dev/null 2>&1 && return 0
+    kill -0 "$(cat "$pidfile")" 2>/dev/null || die "$name exited; see $logfile"
+    sleep 0.5
+  done
+  curl -fsS --max-time 5 "http://127.0.0.1:$port/health" >/dev/null 2>&1 || die "$name did not become healthy; see $logfile"
+}
+
+# wait_server_sessions DIR NAME...: until every server NAME has logged the server sessions of all the others
+# (DIR/NAME.log), at most 40 s; then a warning naming the missing ones.
+wait_server_sessions() {
+  local dir="$1" name other missing
+  shift
+  for _ in $(seq 1 80); do
+    missing=""
+    for name in "$@"; do
+      for other in "$@"; do
+        [ "$other" = "$name" ] && continue
+        grep -q "server session authenticated \[serverLogin: $other," "$dir/$name.log" || missing="$missing $other→$name"
+      done
+    done
+    [ -z "$missing" ] && return 0
+    sleep 0.5
+  done
+  log "warning: server sessions still missing:$missing"
+}

@@ -103,34 +103,12 @@ start_servers() {
   done
   started=1
   for name in "${SERVERS[@]}"; do
-    port=$(port_of "$name")
-    for _ in $(seq 1 120); do
-      curl -fsS --max-time 5 "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
-      kill -0 "$(pid_of "$name")" 2>/dev/null || die "$name exited; see $DIR/$name.log"
-      sleep 0.5
-    done
-    curl -fsS --max-time 5 "http://127.0.0.1:$port/health" >/dev/null 2>&1 || die "$name did not become healthy; see $DIR/$name.log"
+    wait_until_healthy "$name" "$(port_of "$name")" "$DIR/$name.pid" "$DIR/$name.log"
   done
-  wait_sessions
+  wait_server_sessions "$DIR" "${SERVERS[@]}"
   log "servers up: $(for n in "${SERVERS[@]}"; do printf '%s (pid %s) ' "$n" "$(pid_of "$n")"; done)"
 }
 
-# Every server waits until the three others have logged in to it (their peer connections).
-wait_sessions() {
-  local name other missing
-  for _ in $(seq 1 80); do
-    missing=""
-    for name in "${SERVERS[@]}"; do
-      for other in "${SERVERS[@]}"; do
-        [ "$other" = "$name" ] && continue
-        grep -q "server session authenticated \[serverLogin: $other," "$DIR/$name.log" || missing="$missing $other→$name"
-      done
-    done
-    [ -z "$missing" ] && return 0
-    sleep 0.5
-  done
-  log "warning: server sessions still missing:$missing"
-}
 
 # The load generator restarts servers itself and keeps run/soak/sN.pid current, so the pid files name who to stop.
 stop_servers() {
