@@ -73,6 +73,7 @@ write_config() {
   "http": {"host": "127.0.0.1", "port": $(port_of "$name")},
   "publicUrl": "$(url_of "$name")",
   "serverKeyFile": "$(key_file "$name")",
+  "egress": {"allowCidrs": ["127.0.0.0/8"]},
   "db": {"host": "$DB_HOST", "port": $DB_PORT, "database": "$(db_of "$name")", "user": "$DB_USER", "password": "${SHINE_DB_PASSWORD:-}"},
   "peers": [$peers],
   "delivery": {"scheduleMs": [0, 5000, 15000, 30000, 60000], "workerPeriodMs": 1000}

@@ -84,6 +84,7 @@ export class Federation {
       db: { host: DB_HOST, port: DB_PORT, database: this.database(server.name), user: DB_USER,
         password: process.env.SHINE_DB_PASSWORD || '' },
       peers,
+      egress: { allowCidrs: ['127.0.0.0/8'] },
       delivery: { scheduleMs: SCHEDULE_MS, workerPeriodMs: 500, callTimeoutMs: 2000 },
       sync: { periodMs: 1000 },
       instances: { gateway: 1 },

@@ -120,7 +120,7 @@ final class CatchUpBench {
 
   private static AppConfig config(String login, int port, AppConfig.Db db, int peerPort) {
     String json = "{\"serverLogin\":\"" + login + "\",\"http\":{\"host\":\"127.0.0.1\",\"port\":" + port + "},"
-        + "\"publicUrl\":\"ws://127.0.0.1:" + port + "/ws\","
+        + "\"publicUrl\":\"ws://127.0.0.1:" + port + "/ws\",\"egress\":{\"allowCidrs\":[\"127.0.0.0/8\"]},"
         + "\"db\":{\"host\":\"" + db.host() + "\",\"port\":" + db.port() + ",\"database\":\"" + db.database()
         + "\",\"user\":\"" + db.user() + "\",\"password\":\"" + db.password() + "\"},"
         + "\"peers\":[{\"serverLogin\":\"" + (login.equals("s1") ? "s2" : "s1") + "\",\"url\":\"ws://127.0.0.1:"

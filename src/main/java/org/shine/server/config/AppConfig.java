@@ -1,5 +1,6 @@
 package org.shine.server.config;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -9,6 +10,7 @@ public record AppConfig(
     String serverLogin,
     Http http,
     String publicUrl,
+    List<String> publicUrlAliases,
     String serverKeyFile,
     Db db,
     List<Peer> peers,
@@ -16,6 +18,9 @@ public record AppConfig(
     Sync sync,
     Hub hub,
     Limits limits,
+    Egress egress,
+    Directory directory,
+    Quotas quotas,
     Metrics metrics,
     Admin admin,
     Cluster cluster,
@@ -26,12 +31,16 @@ public record AppConfig(
     Objects.requireNonNull(serverLogin);
     Objects.requireNonNull(http);
     Objects.requireNonNull(publicUrl);
+    publicUrlAliases = List.copyOf(publicUrlAliases);
     Objects.requireNonNull(db);
     peers = List.copyOf(peers);
     Objects.requireNonNull(delivery);
     Objects.requireNonNull(sync);
     Objects.requireNonNull(hub);
     Objects.requireNonNull(limits);
+    Objects.requireNonNull(egress);
+    Objects.requireNonNull(directory);
+    Objects.requireNonNull(quotas);
     Objects.requireNonNull(metrics);
     Objects.requireNonNull(admin);
     Objects.requireNonNull(cluster);
@@ -60,26 +69,52 @@ public record AppConfig(
     }
   }
 
+  /** True when {@code url} is this server's own: its {@code publicUrl} or one of {@code publicUrlAliases}. */
+  public boolean ownUrl(String url) {
+    return publicUrl.equals(url) || publicUrlAliases.contains(url);
+  }
+
   /**
-   * Another access server this one talks to: {@code publicKeyB64} pins its server key (PROTOCOL §6a);
-   * {@code legacy} lets that v1 sibling use the sync ops without a server session.
+   * Another access server this one talks to (PROTOCOL §6a): {@code publicKeyB64} pins its server key;
+   * {@code protocol} is the server-session version it speaks ({@code v3}; {@code v2} for the login strings without
+   * the URL; {@code v1} for an old sibling that syncs without a session); {@code insecure} lets a server session run
+   * over plain {@code ws://} to a non-loopback address.
    */
-  public record Peer(String serverLogin, String url, String publicKeyB64, boolean legacy) {
+  public record Peer(String serverLogin, String url, String publicKeyB64, PeerProtocol protocol, boolean insecure) {
     public Peer(String serverLogin, String url) {
-      this(serverLogin, url, null, false);
+      this(serverLogin, url, null, PeerProtocol.V3, false);
     }
   }
 
-  /** Delivery schedule and backpressure (PROTOCOL §7). */
+  /** The server-session versions of PROTOCOL §6a a configured peer may speak. */
+  public enum PeerProtocol {
+    @JsonProperty("v1") V1,
+    @JsonProperty("v2") V2,
+    @JsonProperty("v3") V3
+  }
+
+  /**
+   * Delivery schedule and backpressure (PROTOCOL §7), and the peer budget of §13: calls in flight per destination
+   * server and attempts per sending login, and how many timed-out calls in a row make a destination down.
+   */
   public record Delivery(List<Long> scheduleMs, int askSiblingFromAttempt, long workerPeriodMs, long leaseMs,
-      long callTimeoutMs, int maxInFlight, int queueCapacity, long maxClockSkewMs) {
+      long callTimeoutMs, int maxInFlight, int queueCapacity, long maxClockSkewMs, int maxInFlightPerDestination,
+      int maxInFlightPerSender, int timeoutsToDown) {
     public Delivery {
       scheduleMs = List.copyOf(scheduleMs);
     }
+
+    /** The last point of the schedule: how long a message may be tried. */
+    public long lastPointMs() {
+      return scheduleMs.get(scheduleMs.size() - 1);
+    }
   }
 
-  /** Two-server sync pacing (PROTOCOL §8). */
-  public record Sync(long periodMs, int pageSize) {
+  /**
+   * Two-server sync pacing (PROTOCOL §8): pages per pull run, and how often a user may ask for a full re-sync
+   * ({@code MarkAllUserSettingsUnsynced}).
+   */
+  public record Sync(long periodMs, int pageSize, int maxPagesPerRun, int markAllPerUserPerMin) {
   }
 
   /** HTTP polling hub (PROTOCOL §10). */
@@ -87,10 +122,44 @@ public record AppConfig(
       long refreshGraceS, int challengesPerLogin) {
   }
 
-  /** Resource bounds (PROTOCOL §2 and the v2 keys of §11). */
+  /** Resource bounds (PROTOCOL §2, the v2 keys of §11 and the rate limits of §13). */
   public record Limits(int maxFrameBytes, int maxInFlightPerConnection, boolean webSocketCompression,
       int maxConnections, int maxConnectionsPerIp, long authTimeoutMs, long idleTimeoutMs, int maxResponseBytes,
-      int sendsPerUserPerS, int writeQueueBytes, long slowReaderCloseMs, int verifyQueue) {
+      int sendsPerUserPerS, int writeQueueBytes, long slowReaderCloseMs, int verifyQueue, int cardsPerIpPerMin,
+      int openOpsPerIpPerS, int openOpsPerLoginPerS, int inboundPerRecipientPerS, int opsPerPeerPerS) {
+  }
+
+  /**
+   * Whom this server dials (PROTOCOL §13): {@code denyCidrs} adds to the built-in deny list, {@code allowCidrs}
+   * makes exceptions (the most specific entry decides; on a tie allow wins); key fetches for servers not yet known
+   * are limited to {@code keyFetchesPerS} per claimed name and per source address (§6a).
+   */
+  public record Egress(List<String> denyCidrs, List<String> allowCidrs, int keyFetchesPerS) {
+    public Egress {
+      denyCidrs = List.copyOf(denyCidrs);
+      allowCidrs = List.copyOf(allowCidrs);
+    }
+  }
+
+  /** Who may register a login new to this server (PROTOCOL §13). */
+  public record Directory(Registration registration) {
+    public Directory {
+      Objects.requireNonNull(registration);
+    }
+  }
+
+  /**
+   * {@code served}: a client publishes a new login's card only when it names this server; {@code invite}: and with
+   * a one-time code of the admin API; {@code open}: any card.
+   */
+  public enum Registration {
+    @JsonProperty("served") SERVED,
+    @JsonProperty("invite") INVITE,
+    @JsonProperty("open") OPEN
+  }
+
+  /** What one user may keep here (PROTOCOL §13): settings by count and by bytes of keys and values. */
+  public record Quotas(int settingsCount, long settingsBytes) {
   }
 
   /**

@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.shine.server.dm.Logins;
+import org.shine.server.util.Cidr;
 import org.shine.server.util.WsUrls;
 
 /**
@@ -33,7 +34,8 @@ public final class ConfigLoader {
   /** A page must hold at least one item of the largest kind (a pair: two 70 KiB containers in base64). */
   public static final int MIN_RESPONSE_BYTES = 262_144;
   private static final long MAX_CLOCK_OFFSET_MS = 86_400_000;
-  private static final Set<String> PEER_KEYS = Set.of("serverLogin", "url", "publicKeyB64", "legacy");
+  private static final Set<String> PEER_KEYS = Set.of("serverLogin", "url", "publicKeyB64", "protocol", "insecure",
+      "legacy");
 
   private ConfigLoader() {
   }
@@ -138,8 +140,27 @@ public final class ConfigLoader {
           throw new ConfigException("unknown config key: peers[" + i + "]." + name);
         }
       }
-      if (!peer.has("legacy")) {
-        ((ObjectNode) peer).put("legacy", false);
+      ObjectNode entry = (ObjectNode) peer;
+      // v2's "legacy": true is v3's "protocol": "v1" (PROTOCOL §6a step 6); both at once must agree
+      JsonNode legacy = entry.remove("legacy");
+      if (legacy != null) {
+        if (!legacy.isBoolean()) {
+          throw new ConfigException("config key peers[" + i + "].legacy must be true or false");
+        }
+        String implied = legacy.booleanValue() ? "v1" : "v3";
+        if (entry.has("protocol") && !entry.get("protocol").asText().equals(implied) && legacy.booleanValue()) {
+          throw new ConfigException("config keys peers[" + i + "].legacy and peers[" + i + "].protocol disagree;"
+              + " legacy is the old name of \"protocol\": \"v1\"");
+        }
+        if (!entry.has("protocol")) {
+          entry.put("protocol", implied);
+        }
+      }
+      if (!entry.has("protocol")) {
+        entry.put("protocol", "v3");
+      }
+      if (!entry.has("insecure")) {
+        entry.put("insecure", false);
       }
     }
   }
@@ -168,7 +189,8 @@ public final class ConfigLoader {
   }
 
   private static void validate(AppConfig c) {
-    require(Logins.isValid(c.serverLogin()), "serverLogin must match [a-z0-9_.-]{1,32}");
+    require(Logins.isServerName(c.serverLogin()),
+        "serverLogin must match [a-z0-9.-]{1,253} (a DNS name) or [a-z0-9_.-]{1,32}");
     require(Math.abs(c.testing().clockOffsetMs()) <= MAX_CLOCK_OFFSET_MS,
         "testing.clockOffsetMs must be within one day (-86400000..86400000)");
     require(c.http().host() != null && !c.http().host().isBlank(), "http.host must be a non-empty string");
@@ -176,6 +198,9 @@ public final class ConfigLoader {
         && c.db().password() != null, "db.host, db.database, db.user and db.password must be strings");
     require(c.http().port() >= 0 && c.http().port() <= 65535, "http.port must be 0..65535");
     requireWsUrl(c.publicUrl(), "publicUrl");
+    for (int i = 0; i < c.publicUrlAliases().size(); i++) {
+      requireWsUrl(c.publicUrlAliases().get(i), "publicUrlAliases[" + i + "]");
+    }
     require(c.db().port() > 0 && c.db().port() <= 65535, "db.port must be 1..65535");
     require(c.db().poolSize() >= 1, "db.poolSize must be at least 1");
     require(c.db().connectTimeoutMs() >= 1, "db.connectTimeoutMs must be positive");
@@ -184,7 +209,7 @@ public final class ConfigLoader {
     Set<String> peerLogins = new HashSet<>();
     for (int i = 0; i < c.peers().size(); i++) {
       AppConfig.Peer peer = c.peers().get(i);
-      require(Logins.isValid(peer.serverLogin()), "peers[" + i + "].serverLogin must be a valid login");
+      require(Logins.isServerName(peer.serverLogin()), "peers[" + i + "].serverLogin must be a valid server name");
       require(peerLogins.add(peer.serverLogin()), "peers lists " + peer.serverLogin() + " twice");
       requireWsUrl(peer.url(), "peers[" + i + "].url");
       require(peer.publicKeyB64() == null || isKey(peer.publicKeyB64()),
@@ -204,6 +229,11 @@ public final class ConfigLoader {
     require(c.delivery().maxClockSkewMs() >= 0, "delivery.maxClockSkewMs must not be negative");
     require(c.sync().periodMs() >= 1, "sync.periodMs must be positive");
     require(c.sync().pageSize() >= 1, "sync.pageSize must be positive");
+    require(c.sync().maxPagesPerRun() >= 1, "sync.maxPagesPerRun must be positive");
+    require(c.sync().markAllPerUserPerMin() >= 1, "sync.markAllPerUserPerMin must be positive");
+    require(c.delivery().maxInFlightPerDestination() >= 1, "delivery.maxInFlightPerDestination must be positive");
+    require(c.delivery().maxInFlightPerSender() >= 1, "delivery.maxInFlightPerSender must be positive");
+    require(c.delivery().timeoutsToDown() >= 1, "delivery.timeoutsToDown must be positive");
     require(c.hub().accessTtlS() >= 1 && c.hub().refreshTtlS() >= 1, "hub TTLs must be positive");
     require(c.hub().visibilityTimeoutS() >= 1, "hub.visibilityTimeoutS must be positive");
     require(c.hub().maxWaitS() >= 0, "hub.maxWaitS must not be negative");
@@ -231,6 +261,16 @@ public final class ConfigLoader {
     require(l.writeQueueBytes() >= 1024, "limits.writeQueueBytes must be at least 1024");
     require(l.slowReaderCloseMs() >= 1, "limits.slowReaderCloseMs must be positive");
     require(l.verifyQueue() >= 1, "limits.verifyQueue must be positive");
+    require(l.cardsPerIpPerMin() >= 1, "limits.cardsPerIpPerMin must be positive");
+    require(l.openOpsPerIpPerS() >= 1, "limits.openOpsPerIpPerS must be positive");
+    require(l.openOpsPerLoginPerS() >= 1, "limits.openOpsPerLoginPerS must be positive");
+    require(l.inboundPerRecipientPerS() >= 1, "limits.inboundPerRecipientPerS must be positive");
+    require(l.opsPerPeerPerS() >= 1, "limits.opsPerPeerPerS must be positive");
+    requireCidrs(c.egress().denyCidrs(), "egress.denyCidrs");
+    requireCidrs(c.egress().allowCidrs(), "egress.allowCidrs");
+    require(c.egress().keyFetchesPerS() >= 1, "egress.keyFetchesPerS must be positive");
+    require(c.quotas().settingsCount() >= 1, "quotas.settingsCount must be positive");
+    require(c.quotas().settingsBytes() >= 1024, "quotas.settingsBytes must be at least 1024");
     require(c.admin().host() != null && !c.admin().host().isBlank(), "admin.host must be a non-empty string");
     require(c.admin().port() >= 0 && c.admin().port() <= 65535, "admin.port must be 0..65535 (0: off)");
     // the admin API has no login of its own: whoever reaches it may read the backlog and trigger attempts
@@ -250,6 +290,17 @@ public final class ConfigLoader {
     String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
     return h.equals("localhost") || h.equals("::1") || h.equals("0:0:0:0:0:0:0:1")
         || h.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
+  }
+
+  private static void requireCidrs(List<String> blocks, String key) {
+    for (int i = 0; i < blocks.size(); i++) {
+      try {
+        Cidr.parse(blocks.get(i));
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException("invalid config: " + key + "[" + i + "] must be an address block such as"
+            + " 127.0.0.0/8 or ::1/128 (" + e.getMessage() + ")");
+      }
+    }
   }
 
   private static boolean isKey(String b64) {

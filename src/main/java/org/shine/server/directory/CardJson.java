@@ -40,7 +40,7 @@ public final class CardJson {
     Set<String> seen = new HashSet<>();
     for (int i = 0; i < servers.size(); i++) {
       Fields route = Fields.of(servers.get(i), "card.accessServers[" + i + "]", ROUTE_FIELDS);
-      String serverLogin = route.login("serverLogin");
+      String serverLogin = route.serverName("serverLogin");
       String url = route.requiredString("url");
       if (!WsUrls.isWsUrl(url) || url.contains("|")) {
         throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD,

@@ -25,6 +25,7 @@ import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
+import org.shine.server.util.WsUrls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,13 +74,28 @@ public final class DirectoryService {
                 "card signature does not verify with the card's public key")));
   }
 
-  /** Routes that name this server or a configured peer must use the URL this server has for it. */
+  /**
+   * Routes that name this server or a configured peer must use the URL this server has for it (else 409
+   * {@code ROUTE_CONFLICT}); any other route's serverLogin must be its URL's host, lower-case (PROTOCOL §6a v3, else
+   * 400 {@code ROUTE_NAME}), so a user cannot give a real server's name to a host of hers.
+   */
   private void checkConfiguredRoutes(UserCard card) {
     for (UserCard.Route route : card.accessServers()) {
-      String known = route.serverLogin().equals(config.serverLogin()) ? config.publicUrl()
-          : config.peer(route.serverLogin()).map(AppConfig.Peer::url).orElse(null);
-      if (known != null && !known.equals(route.url())) {
-        throw routeConflict(route, known);
+      if (route.serverLogin().equals(config.serverLogin())) {
+        if (!config.ownUrl(route.url())) {
+          throw routeConflict(route, config.publicUrl());
+        }
+        continue;
+      }
+      String known = config.peer(route.serverLogin()).map(AppConfig.Peer::url).orElse(null);
+      if (known != null) {
+        if (!known.equals(route.url())) {
+          throw routeConflict(route, known);
+        }
+      } else if (!route.serverLogin().equals(WsUrls.host(route.url()))) {
+        throw ProtocolException.badRequest(ErrorCode.ROUTE_NAME, "route " + route.serverLogin() + " must be named"
+            + " after its URL's host (" + WsUrls.host(route.url()) + "): only this server's configured peers may"
+            + " go by other names");
       }
     }
   }

@@ -24,7 +24,7 @@ final class ServerTrust {
    * session; otherwise null, and the call is processed like a client's (recorded unsynced).
    */
   String trustedSource(Session session, Fields fields) {
-    String claimed = fields.has("sourceServerLogin") ? fields.login("sourceServerLogin") : null;
+    String claimed = fields.has("sourceServerLogin") ? fields.serverName("sourceServerLogin") : null;
     if (claimed == null) {
       return null;
     }
@@ -56,6 +56,6 @@ final class ServerTrust {
   }
 
   private boolean legacyPeer(String serverLogin) {
-    return config.peer(serverLogin).map(AppConfig.Peer::legacy).orElse(false);
+    return config.peer(serverLogin).map(p -> p.protocol() == AppConfig.PeerProtocol.V1).orElse(false);
   }
 }

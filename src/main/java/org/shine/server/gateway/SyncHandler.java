@@ -86,7 +86,7 @@ final class SyncHandler {
 
   private SyncBatchRequest syncRequest(Session session, String op, JsonNode payload) {
     Fields fields = Fields.of(payload, "payload", Set.of("sourceServerLogin", "ackSyncIds", "limit"));
-    String puller = trust.syncPuller(session, op, fields.login("sourceServerLogin"));
+    String puller = trust.syncPuller(session, op, fields.serverName("sourceServerLogin"));
     List<Long> acks = new ArrayList<>();
     if (fields.has("ackSyncIds")) {
       JsonNode ids = fields.required("ackSyncIds");

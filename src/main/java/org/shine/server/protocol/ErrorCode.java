@@ -37,6 +37,14 @@ public final class ErrorCode {
   public static final String STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE";
   public static final String RATE_LIMITED = "RATE_LIMITED";
   public static final String ROUTE_CONFLICT = "ROUTE_CONFLICT";
+  /** A route's serverLogin is not its URL's host, and the server is not a configured peer (PROTOCOL §6a v3). */
+  public static final String ROUTE_NAME = "ROUTE_NAME";
+  /** A route names an address this server must not dial (PROTOCOL §13). */
+  public static final String ROUTE_NOT_ALLOWED = "ROUTE_NOT_ALLOWED";
+  /** ServerAuthChallenge for another server's name (PROTOCOL §6a v3). */
+  public static final String WRONG_SERVER = "WRONG_SERVER";
+  /** ServerAuthLogin signed for a URL that is not this server's (PROTOCOL §6a v3). */
+  public static final String WRONG_URL = "WRONG_URL";
   public static final String UNKNOWN_SERVER = "UNKNOWN_SERVER";
   public static final String SERVER_KEY_UNAVAILABLE = "SERVER_KEY_UNAVAILABLE";
   public static final String SERVER_KEY_CHANGED = "SERVER_KEY_CHANGED";

@@ -63,6 +63,16 @@ public final class Fields {
     return value;
   }
 
+  /** A serverLogin (PROTOCOL §6a v3): {@code [a-z0-9.-]{1,253}}, or a v1/v2 name of the user grammar. */
+  public String serverName(String name) {
+    String value = requiredString(name);
+    if (!Logins.isServerName(value)) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_LOGIN, context + "." + name
+          + " must match [a-z0-9.-]{1,253} or [a-z0-9_.-]{1,32}");
+    }
+    return value;
+  }
+
   public long requiredLong(String name, long min, long max) {
     JsonNode value = required(name);
     if (!value.isIntegralNumber() || !value.canConvertToLong() || value.asLong() < min || value.asLong() > max) {

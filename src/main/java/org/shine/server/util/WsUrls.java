@@ -3,6 +3,7 @@ package org.shine.server.util;
 import io.vertx.core.http.WebSocketConnectOptions;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.Locale;
 
 /** The {@code ws://host:port/path} URLs servers are reached at. */
 public final class WsUrls {
@@ -20,6 +21,16 @@ public final class WsUrls {
           && (uri.getPort() == -1 || (uri.getPort() >= 1 && uri.getPort() <= 65_535));
     } catch (URISyntaxException e) {
       return false;
+    }
+  }
+
+  /** The host of a ws:// or wss:// URL, lower-case (an IPv6 literal keeps its brackets), or null. */
+  public static String host(String url) {
+    try {
+      String host = new URI(url).getHost();
+      return host == null ? null : host.toLowerCase(Locale.ROOT);
+    } catch (URISyntaxException e) {
+      return null;
     }
   }
 

@@ -54,9 +54,11 @@ class ChatIT {
   void ticksOnATerminal(Vertx vertx) throws Exception {
     TestDatabase db1 = opened.keep(TestDatabase.create(vertx));
     TestDatabase db2 = opened.keep(TestDatabase.create(vertx));
+    int port1 = TestServer.freePort();
     int port2 = TestServer.freePort();
-    TestServer s1 = opened.keep(TestServer.start("s1", db1.config(), Clock.systemUTC()));
-    TestServer s2 = TestServer.start("s2", db2.config(), Clock.systemUTC(), "{}", port2);
+    TestServer s1 = opened.keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), TestServer.peers("s2", port2),
+        port1));
+    TestServer s2 = TestServer.start("s2", db2.config(), Clock.systemUTC(), TestServer.peers("s1", port1), port2);
     String[] both = {s1.url(), s2.url()};
     TestUser alice = TestUser.create("alice").publish(vertx, List.of(Map.entry("s1", s1.url())), 1, both);
     TestUser bob = TestUser.create("bob").publish(vertx, List.of(Map.entry("s2", s2.url())), 1, both);
@@ -76,7 +78,8 @@ class ChatIT {
       assertThat(chat.out()).doesNotContain(LIGHT_TICK);
 
       // WHEN bob's server returns, the waiting message is delivered: the same line is redrawn with a light tick
-      TestServer back = opened.keep(TestServer.start("s2", db2.config(), Clock.systemUTC(), "{}", port2));
+      TestServer back = opened.keep(TestServer.start("s2", db2.config(), Clock.systemUTC(),
+          TestServer.peers("s1", port1), port2));
       Eventually.until("a light tick", 30_000, () -> chat.out().contains("alice: are you there?  " + LIGHT_TICK));
       String redrawn = chat.out().substring(chat.out().indexOf(GREY_TICK));
       assertThat(redrawn).as("redrawn in place: cursor up one line, line cleared")

@@ -52,7 +52,7 @@ class SendMessagePairIT {
     alice = world.user("alice", server);
     bob = world.user("bob", server);
     // carol's only access server is elsewhere: she is known here, but not served here
-    carol = world.user("carol", List.of(java.util.Map.entry("s9", "ws://127.0.0.1:1/ws")), server);
+    carol = world.user("carol", List.of(TestWorld.deadRoute()), server);
   }
 
   @AfterAll

@@ -75,7 +75,7 @@ class BadInputIT {
     alice = world.user("alice", server);
     bob = world.user("bob", server);
     // carol is known here, but her only access server is another one
-    carol = world.user("carol", List.of(Map.entry("s9", "ws://127.0.0.1:1/ws")), server);
+    carol = world.user("carol", List.of(TestWorld.deadRoute()), server);
     mallory = KeyFile.generate("mallory");
   }
 

@@ -73,7 +73,7 @@ class StorageOutageIT {
       TestUser alice = TestUser.create("alice");
       TestUser bob = TestUser.create("bob");
       alice.publish(vertx, List.of(Map.entry("s1", server.url())), 1, server.url());
-      bob.publish(vertx, List.of(Map.entry("b1", recipientServer.url())), 1, server.url());
+      bob.publish(vertx, List.of(Map.entry(recipientServer.serverLogin(), recipientServer.url())), 1, server.url());
       ShineClient session = alice.session(vertx, server);
       // GIVEN a message accepted before the outage: its first attempt found bob's server down, the next is due later
       SignedPair waiting = pair(alice, bob, clock, "sent before the outage");

@@ -108,7 +108,7 @@ class HubTransactionIT {
     TestServer server = keep(TestServer.start("s1", db.config(), Clock.systemUTC(), FAST));
     HubHttp hub = new HubHttp(server);
     TestUser alice = user("alice").registerOn(vertx, server);
-    TestUser bob = user("bob").publish(vertx, List.of(Map.entry("b1", bobServer.url())), 1, server.url());
+    TestUser bob = user("bob").publish(vertx, List.of(Map.entry(bobServer.serverLogin(), bobServer.url())), 1, server.url());
     String access = hub.tokens(alice).get("accessToken").asText();
     Pool sql = pool(db);
     sql.query("CREATE FUNCTION refuse_hub() RETURNS trigger LANGUAGE plpgsql AS"

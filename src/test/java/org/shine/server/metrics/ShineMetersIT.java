@@ -27,6 +27,7 @@ import org.shine.server.support.Scrape;
 import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 
 /**
@@ -49,6 +50,7 @@ class ShineMetersIT {
   private static TestServer s2;
   private static TestServer s3;
   private static String deadUrl;
+  private static String deadServer;
   private static TestUser alice;
   private static TestUser bob;
   private static TestUser frank;
@@ -56,18 +58,23 @@ class ShineMetersIT {
   @BeforeAll
   static void startServers() {
     vertx = Vertx.vertx();
-    deadUrl = "ws://127.0.0.1:" + TestServer.freePort() + "/ws";
-    s2 = keep(TestServer.start("s2", keep(TestDatabase.create(vertx)).config(), Clock.systemUTC(), FAST));
+    Map.Entry<String, String> dead = TestWorld.deadRoute();
+    deadServer = dead.getKey();
+    deadUrl = dead.getValue();
+    int port1 = TestServer.freePort();
+    s2 = keep(TestServer.start("s2", keep(TestDatabase.create(vertx)).config(), Clock.systemUTC(),
+        FAST.replace("{\"delivery\"", "{\"peers\":[{\"serverLogin\":\"s1\",\"url\":\"ws://127.0.0.1:" + port1
+            + "/ws\"}],\"delivery\"")));
     s1 = keep(TestServer.start("s1", keep(TestDatabase.create(vertx)).config(), Clock.systemUTC(),
         FAST.replace("{\"delivery\"", "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + s2.url() + "\"}],"
-            + "\"delivery\"")));
+            + "\"delivery\""), port1));
     s3 = keep(TestServer.start("s3", keep(TestDatabase.create(vertx)).config(), CLOCK, STILL));
     alice = TestUser.create("alice").registerOn(vertx, s1);
     bob = TestUser.create("bob").registerOn(vertx, s2);
     alice.publish(vertx, List.of(Map.entry("s1", s1.url())), 1, s2.url());
     bob.publish(vertx, List.of(Map.entry("s2", s2.url())), 1, s1.url());
-    TestUser.create("carol").publish(vertx, List.of(Map.entry("s9", deadUrl)), 1, s1.url(), s3.url());
-    frank = TestUser.create("frank").publish(vertx, List.of(Map.entry("s3", s3.url()), Map.entry("s9", deadUrl)),
+    TestUser.create("carol").publish(vertx, List.of(Map.entry(deadServer, deadUrl)), 1, s1.url(), s3.url());
+    frank = TestUser.create("frank").publish(vertx, List.of(Map.entry("s3", s3.url()), Map.entry(deadServer, deadUrl)),
         1, s3.url());
   }
 
@@ -126,9 +133,9 @@ class ShineMetersIT {
       assertThat(delta(before, after, "shine_delivery_attempts_total", "attempt", Integer.toString(attempt),
           "outcome", "not_delivered")).as("attempt " + attempt).isEqualTo(1);
     }
-    assertThat(after.value("shine_peer_up", "peer", "s9")).isZero();
+    assertThat(after.value("shine_peer_up", "peer", deadServer)).isZero();
     assertThat(delta(before, after, "shine_peer_calls_seconds_count", "op", "ReceiveIncomingMessage",
-        "outcome", "unavailable", "peer", "s9")).isGreaterThanOrEqualTo(5);
+        "outcome", "unavailable", "peer", deadServer)).isGreaterThanOrEqualTo(5);
     session.close().await();
   }
 
@@ -163,7 +170,7 @@ class ShineMetersIT {
         () -> Scrape.of(s3).value("shine_delivery_due") == 0);
     // frank's other server s9 is down: his sent pair waits in s3's outbox for it
     Eventually.until("the unsynced item is owed to s9", 10_000,
-        () -> Scrape.of(s3).count("shine_sync_lag_items", "sibling", "s9") >= 1);
+        () -> Scrape.of(s3).count("shine_sync_lag_items", "sibling", deadServer) >= 1);
 
     CLOCK.advance(Duration.ofSeconds(31));
 

@@ -35,6 +35,7 @@ import org.shine.server.support.Scrape;
 import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 import picocli.CommandLine;
 
@@ -58,22 +59,27 @@ class AdminApiIT {
   private static String acceptedKey;
   private static long acceptedAtMs;
   private static ShineClient aliceSession;
+  private static String deadServer;
 
   @BeforeAll
   static void startFederation() {
     vertx = Vertx.vertx();
-    String deadUrl = "ws://127.0.0.1:" + TestServer.freePort() + "/ws";
+    Map.Entry<String, String> dead = TestWorld.deadRoute();
+    deadServer = dead.getKey();
+    String deadUrl = dead.getValue();
     adminPort = TestServer.freePort();
-    s2 = keep(TestServer.start("s2", keep(TestDatabase.create(vertx)).config(), Clock.systemUTC()));
+    int port1 = TestServer.freePort();
+    s2 = keep(TestServer.start("s2", keep(TestDatabase.create(vertx)).config(), Clock.systemUTC(),
+        TestServer.peers("s1", port1)));
     s1 = keep(TestServer.start("s1", keep(TestDatabase.create(vertx)).config(), CLOCK,
         "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + s2.url() + "\"}],"
             + "\"delivery\":{\"workerPeriodMs\":50,\"callTimeoutMs\":1000},"
-            + "\"admin\":{\"host\":\"127.0.0.1\",\"port\":" + adminPort + "}}"));
+            + "\"admin\":{\"host\":\"127.0.0.1\",\"port\":" + adminPort + "}}", port1));
     TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
     alice.publish(vertx, List.of(Map.entry("s1", s1.url())), 1, s2.url());
-    TestUser.create("carol").publish(vertx, List.of(Map.entry("s9", deadUrl)), 1, s1.url());
+    TestUser.create("carol").publish(vertx, List.of(Map.entry(deadServer, deadUrl)), 1, s1.url());
     TestUser frank = TestUser.create("frank").publish(vertx,
-        List.of(Map.entry("s1", s1.url()), Map.entry("s9", deadUrl)), 1, s1.url());
+        List.of(Map.entry("s1", s1.url()), Map.entry(deadServer, deadUrl)), 1, s1.url());
     aliceSession = alice.session(vertx, s1);
     // GIVEN one delivery that ran its whole schedule (an hour on s1's clock) without an ACK ...
     failedKey = send(aliceSession, alice, "carol", "first").path("outgoingKey").asText();
@@ -110,7 +116,7 @@ class AdminApiIT {
     assertThat(s2Peer.path("connected").asBoolean()).isTrue();
     assertThat(s2Peer.path("down").asBoolean()).isFalse();
     assertThat(s2Peer.path("backoffMs").asLong()).isZero();
-    JsonNode dead = peer(body, "s9");
+    JsonNode dead = peer(body, deadServer);
     assertThat(dead.path("configured").asBoolean()).isFalse();
     assertThat(dead.path("down").asBoolean()).isTrue();
     assertThat(dead.path("lastError").asText()).startsWith("connect failed");
@@ -151,9 +157,9 @@ class AdminApiIT {
     // a round takes the rows not touched since it started: let s1's clock pass the first attempt's millisecond
     CLOCK.advance(Duration.ofSeconds(1));
 
-    JsonNode answer = json(request("POST", "/deliveries/retry-peer/s9"));
+    JsonNode answer = json(request("POST", "/deliveries/retry-peer/" + deadServer));
 
-    assertThat(answer.path("serverLogin").asText()).isEqualTo("s9");
+    assertThat(answer.path("serverLogin").asText()).isEqualTo(deadServer);
     assertThat(answer.path("claimed").asInt()).isEqualTo(1);
     Eventually.until("the extra attempt is counted", 10_000, () -> Scrape.of(s1).count(
         "shine_delivery_attempts_total", "attempt", "extra", "outcome", "not_delivered") >= 1);
@@ -178,9 +184,9 @@ class AdminApiIT {
     assertThat(alice.path("unsyncedBySibling").size()).isZero();
 
     JsonNode frank = get("/users/frank");
-    assertThat(frank.path("routes").get(1).path("serverLogin").asText()).isEqualTo("s9");
+    assertThat(frank.path("routes").get(1).path("serverLogin").asText()).isEqualTo(deadServer);
     assertThat(frank.path("sessions").asInt()).isZero();
-    assertThat(frank.path("unsyncedBySibling").path("s9").asLong()).isGreaterThanOrEqualTo(1);
+    assertThat(frank.path("unsyncedBySibling").path(deadServer).asLong()).isGreaterThanOrEqualTo(1);
 
     HttpResponse<String> nobody = request("GET", "/users/nobody");
     assertThat(nobody.statusCode()).isEqualTo(404);
@@ -194,7 +200,7 @@ class AdminApiIT {
     Output peers = admin("--url", base(), "peers");
     assertThat(peers.code).isZero();
     assertThat(peers.out).contains("PEER", "STATE", "LAST ERROR").containsPattern("(?m)^s2 +" + s2.url())
-        .containsPattern("(?m)^s9 .* down ");
+        .containsPattern("(?m)^" + java.util.regex.Pattern.quote(deadServer) + " .* down ");
 
     Output deliveries = admin("--url", base(), "deliveries", "--state", "failed");
     assertThat(deliveries.code).isZero();
@@ -203,7 +209,7 @@ class AdminApiIT {
 
     Output user = admin("--json", "--url", base(), "user", "frank");
     assertThat(user.code).isZero();
-    assertThat(Json.MAPPER.readTree(user.out).path("unsyncedBySibling").path("s9").asLong()).isPositive();
+    assertThat(Json.MAPPER.readTree(user.out).path("unsyncedBySibling").path(deadServer).asLong()).isPositive();
   }
 
   @Test

@@ -30,28 +30,53 @@ public final class StubPeer implements AutoCloseable {
   private final Map<String, BiFunction<String, JsonNode, Object>> byOp = new ConcurrentHashMap<>();
   private volatile BiFunction<String, JsonNode, Object> fallback = (op, payload) -> new Error(400, "UNKNOWN_OP", op);
   private volatile KeyFile serverKey = KeyFile.generate(null);
-  private volatile String serverLogin = "stub";
+  private static final AtomicInteger HOSTS = new AtomicInteger();
+  private final String host;
+  private volatile String serverLogin;
 
-  private StubPeer(Vertx vertx, HttpServer server) {
+  private StubPeer(Vertx vertx, HttpServer server, String host) {
     this.vertx = vertx;
     this.server = server;
+    this.host = host;
+    this.serverLogin = host;
   }
 
+  /**
+   * On a loopback address of its own (127.1.x.y), so that its default serverLogin, that address, is a route name any
+   * server accepts (PROTOCOL §6a v3: a route not configured as a peer is named after its URL's host).
+   */
   public static StubPeer start(Vertx vertx) {
-    return start(vertx, 0);
+    return start(vertx, 0, nextHost());
   }
 
+  /** On 127.0.0.1:{@code port}: where a test server is expected, standing in for it. */
   public static StubPeer start(Vertx vertx, int port) {
+    return start(vertx, port, "127.0.0.1");
+  }
+
+  /** On {@code host} (a loopback address). */
+  public static StubPeer start(Vertx vertx, int port, String host) {
     StubPeer[] holder = new StubPeer[1];
     HttpServer server = vertx.createHttpServer().webSocketHandler(ws -> holder[0].accept(ws))
         .requestHandler(request -> holder[0].serveHttp(request));
-    holder[0] = new StubPeer(vertx, server);
-    server.listen(port, "127.0.0.1").await();
+    holder[0] = new StubPeer(vertx, server, host);
+    server.listen(port, host).await();
     return holder[0];
   }
 
+  /** A loopback address no other stub of this JVM has: 127.1.0.1, 127.1.0.2, ... */
+  public static String nextHost() {
+    int n = HOSTS.getAndIncrement();
+    return "127.1." + (n / 250 % 250) + "." + (n % 250 + 1);
+  }
+
   public String url() {
-    return "ws://127.0.0.1:" + server.actualPort() + "/ws";
+    return "ws://" + host + ":" + server.actualPort() + "/ws";
+  }
+
+  /** The loopback address it listens on. */
+  public String host() {
+    return host;
   }
 
   public int port() {
@@ -67,7 +92,10 @@ public final class StubPeer implements AutoCloseable {
     return this;
   }
 
-  /** The serverLogin this stub claims in its key document and its logins. */
+  /**
+   * The serverLogin this stub claims in its key document and its logins (by default its host, a name any server
+   * accepts in a route; another name is accepted only where the stub is a configured peer).
+   */
   public StubPeer named(String serverLogin) {
     this.serverLogin = serverLogin;
     return this;

@@ -42,6 +42,8 @@ public final class TestServer implements AutoCloseable {
     root.putObject("http").put("host", "127.0.0.1").put("port", port);
     root.put("publicUrl", "ws://127.0.0.1:" + port + "/ws");
     root.set("db", Json.MAPPER.valueToTree(db));
+    // a local federation lives on loopback (PROTOCOL §13): every test server may dial 127.0.0.0/8, nothing else
+    root.putObject("egress").putArray("allowCidrs").add("127.0.0.0/8");
     try {
       var overrides = Json.MAPPER.readTree(overridesJson);
       overrides.properties().forEach(e -> root.set(e.getKey(), e.getValue()));
@@ -59,6 +61,20 @@ public final class TestServer implements AutoCloseable {
       throw e;
     }
     return new TestServer(vertx, config, server);
+  }
+
+  /**
+   * Config overrides naming {@code loginsAndPorts} (serverLogin, port, serverLogin, port, ...) as configured peers
+   * on loopback: {@code {"peers":[...]}}.
+   */
+  public static String peers(Object... loginsAndPorts) {
+    var root = Json.MAPPER.createObjectNode();
+    var peers = root.putArray("peers");
+    for (int i = 0; i < loginsAndPorts.length; i += 2) {
+      peers.addObject().put("serverLogin", (String) loginsAndPorts[i])
+          .put("url", "ws://127.0.0.1:" + loginsAndPorts[i + 1] + "/ws");
+    }
+    return root.toString();
   }
 
   public static TestServer start(String serverLogin, AppConfig.Db db, Clock clock) {

@@ -1,6 +1,10 @@
 package org.shine.server.support;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.util.Arrays;
 import java.util.Base64;
@@ -8,9 +12,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
+import org.shine.server.util.Json;
 
 /**
  * The one fixture of the integration tests: servers (each with a fresh database and a loopback port of its own,
@@ -75,16 +81,59 @@ public final class TestWorld implements AutoCloseable {
     return server(serverLogin, site == null ? config : site.config);
   }
 
-  /** Starts {@code serverLogin} with {@code overridesJson}; on its own database and port if it ran before. */
+  /**
+   * Starts {@code serverLogin} with {@code overridesJson}; on its own database and port if it ran before. Unless the
+   * overrides name {@code peers}, every other server this world knows of (started, or declared by {@link #sites} or
+   * {@link #url}) is a configured peer, as in a federation set up by its operators: cards may then name them by
+   * their logins (PROTOCOL §6a v3). A server that should know a later one must be declared first.
+   */
   public TestServer server(String serverLogin, String overridesJson) {
     Site site = site(serverLogin);
     if (site.running != null && !site.running.closed()) {
       throw new IllegalStateException(serverLogin + " is running; a second node of it is node(...)");
     }
     site.config = overridesJson;
-    site.running = opened.keep(TestServer.start(serverLogin, database(serverLogin).config(), clock, overridesJson,
-        site.port));
+    site.running = opened.keep(TestServer.start(serverLogin, database(serverLogin).config(), clock,
+        withPeers(serverLogin, overridesJson), site.port));
     return site.running;
+  }
+
+  /** Declares servers before any of them starts, so that each is a configured peer of the others. */
+  public TestWorld sites(String... serverLogins) {
+    for (String login : serverLogins) {
+      site(login);
+    }
+    return this;
+  }
+
+  /** Starts {@code serverLogins} with this world's config, each a configured peer of the others. */
+  public TestServer[] servers(String... serverLogins) {
+    sites(serverLogins);
+    return Arrays.stream(serverLogins).map(this::server).toArray(TestServer[]::new);
+  }
+
+  /** {@code overridesJson} with {@code peers} set to every other server of this world, unless it names its own. */
+  private String withPeers(String serverLogin, String overridesJson) {
+    ObjectNode overrides;
+    try {
+      overrides = (ObjectNode) Json.MAPPER.readTree(overridesJson);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    if (overrides.has("peers")) {
+      return overridesJson;
+    }
+    ArrayNode peers = overrides.putArray("peers");
+    Map<String, Site> all = new TreeMap<>();
+    for (TestWorld world = this; world != null; world = world.parent) {
+      world.sites.forEach(all::putIfAbsent);
+    }
+    all.forEach((login, other) -> {
+      if (!login.equals(serverLogin)) {
+        peers.addObject().put("serverLogin", login).put("url", "ws://127.0.0.1:" + other.port + "/ws");
+      }
+    });
+    return overrides.toString();
   }
 
   /** Stops {@code server} and starts it again on its database and port, with the config it had. */
@@ -111,6 +160,7 @@ public final class TestWorld implements AutoCloseable {
 
   /** Starts s1..s4 (alice's s1, s2 and bob's s3, s4), the cards of both published on all four. */
   public Federation federation() {
+    sites("s1", "s2", "s3", "s4");
     TestServer s1 = server("s1");
     TestServer s2 = server("s2");
     TestServer s3 = server("s3");
@@ -196,6 +246,15 @@ public final class TestWorld implements AutoCloseable {
     opened.onClose(close);
   }
 
+  /**
+   * A route to a loopback address of its own where nothing listens (port 1), named after its host as a route to a
+   * server that is not a configured peer must be (PROTOCOL §6a v3).
+   */
+  public static Map.Entry<String, String> deadRoute() {
+    String host = StubPeer.nextHost();
+    return Map.entry(host, "ws://" + host + ":1/ws");
+  }
+
   /** Routes to {@code servers}, in order: serverLogin → URL. */
   public static List<Map.Entry<String, String>> routes(TestServer... servers) {
     return Arrays.stream(servers).map(s -> Map.entry(s.serverLogin(), s.url())).toList();
@@ -213,7 +272,7 @@ public final class TestWorld implements AutoCloseable {
     Probe probe = probes.computeIfAbsent(server.serverLogin(), login -> {
       StubPeer down = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "probe"));
       TestUser sender = user(unique("probe"), server);
-      TestUser recipient = user(unique("probe"), List.of(Map.entry(unique("probe-down"), down.url())), server);
+      TestUser recipient = user(unique("probe"), List.of(Map.entry(down.serverLogin(), down.url())), server);
       return new Probe(sender, recipient, down, session(sender, server));
     });
     SignedPair pair = probe.sender.pairTo(probe.recipient, "are we there yet?");
