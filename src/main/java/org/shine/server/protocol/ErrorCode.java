@@ -39,6 +39,8 @@ public final class ErrorCode {
   public static final String ROUTE_CONFLICT = "ROUTE_CONFLICT";
   /** A route's serverLogin is not its URL's host, and the server is not a configured peer (PROTOCOL §6a v3). */
   public static final String ROUTE_NAME = "ROUTE_NAME";
+  /** A write would exceed one of the user's quotas (PROTOCOL §13); the message names the quota. */
+  public static final String QUOTA_EXCEEDED = "QUOTA_EXCEEDED";
   /** A route names an address this server must not dial (PROTOCOL §13). */
   public static final String ROUTE_NOT_ALLOWED = "ROUTE_NOT_ALLOWED";
   /** ServerAuthChallenge for another server's name (PROTOCOL §6a v3). */

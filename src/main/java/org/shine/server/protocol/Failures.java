@@ -1,5 +1,6 @@
 package org.shine.server.protocol;
 
+import org.shine.server.db.QuotaExceededException;
 import org.shine.server.db.StorageBusyException;
 import org.shine.server.db.StorageErrors;
 import org.shine.server.dm.SignatureVerifier;
@@ -23,6 +24,9 @@ public final class Failures {
     }
     if (failure instanceof SignatureVerifier.QueueFullException || failure instanceof StorageBusyException) {
       return new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.OVERLOADED, failure.getMessage());
+    }
+    if (failure instanceof QuotaExceededException quota) {
+      return new ProtocolException(Status.TOO_LARGE, ErrorCode.QUOTA_EXCEEDED, quota.getMessage());
     }
     if (StorageErrors.isPoolBusy(failure)) {
       return new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.OVERLOADED,
