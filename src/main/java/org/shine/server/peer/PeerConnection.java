@@ -37,7 +37,10 @@ import org.slf4j.LoggerFactory;
  * calls immediately and reconnects by itself with capped exponential backoff and jitter. Per destination
  * (PROTOCOL §7.6): once a connect fails the peer is down — calls fail at once, without a connect of their own,
  * while one reconnect loop tries every {@value #BACKOFF_MAX_MS} ms at most; the first connection that opens again
- * is reported ({@code onReturn}) so that the rows waiting for this peer get an extra attempt. Confined to one event
+ * is reported ({@code onReturn}) so that the rows waiting for this peer get an extra attempt. PROTOCOL §13: at most
+ * {@link CallLimits#window()} calls are in flight; a peer whose last {@link CallLimits#timeoutsToDown()} calls timed
+ * out, or whose socket holds more than {@link CallLimits#writeQueueBytes()} unsent (the socket is then closed), is
+ * down the same way, and stays down across reconnects until a {@link PeerProbe} is answered. Confined to one event
  * loop.
  */
 final class PeerConnection {
@@ -65,6 +68,11 @@ final class PeerConnection {
   private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
   private final int window;
   private final int maxWaiting;
+  private final int writeQueueBytes;
+  private final PeerProbe probe;
+  /** Bytes handed to the socket and not yet written to it. */
+  private long unsentBytes;
+  private long probeTimer = -1;
   private WebSocket socket;
   private Login login;
   /** The login in progress on the current connection (completed once it has an outcome). */
@@ -85,11 +93,13 @@ final class PeerConnection {
 
   PeerConnection(Vertx vertx, WebSocketClient client, String url, String serverLogin, ServerIdentity identity,
       ShineMetrics metrics, long callTimeoutMs,
-      int window, int maxWaiting, boolean persistent, Consumer<String> onConnected, Consumer<String> onSession,
+      CallLimits limits, boolean persistent, Consumer<String> onConnected, Consumer<String> onSession,
       Consumer<String> onReturn) {
     this.vertx = vertx;
-    this.window = window;
-    this.maxWaiting = maxWaiting;
+    this.window = limits.window();
+    this.maxWaiting = limits.maxWaiting();
+    this.writeQueueBytes = limits.writeQueueBytes();
+    this.probe = new PeerProbe(limits.timeoutsToDown(), BACKOFF_MAX_MS);
     this.client = client;
     this.url = url;
     this.serverLogin = serverLogin;
@@ -137,8 +147,14 @@ final class PeerConnection {
 
   /** What the admin API shows of this connection. */
   PeerStatus status() {
+    long backoff = probe.holdsDown() ? probe.delayMs() : down || socket == null ? backoffMs : 0;
     return new PeerStatus(serverLogin, url, persistent, socket != null, authenticated(), down, lastError,
-        down || socket == null ? backoffMs : 0, pending.size(), waiting.size());
+        backoff, pending.size(), waiting.size());
+  }
+
+  /** True while calls are in flight or waiting, or a connect is under way. */
+  boolean busy() {
+    return !pending.isEmpty() || !waiting.isEmpty() || connecting != null;
   }
 
   /** Nanoseconds since the last call on this connection, or 0 while calls are in flight or waiting. */
@@ -154,6 +170,9 @@ final class PeerConnection {
    */
   Future<JsonNode> call(String op, ObjectNode payload, long timeoutMs, boolean needsSession) {
     lastUsedNanos = System.nanoTime();
+    if (probe.holdsDown()) {
+      return Future.failedFuture(unansweredFailure());
+    }
     long deadline = System.currentTimeMillis() + timeoutMs;
     Future<WebSocket> ready = ensureConnected();
     if (needsSession) {
@@ -190,6 +209,11 @@ final class PeerConnection {
     }
   }
 
+  private ProtocolException unansweredFailure() {
+    return new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE, "peer " + url
+        + " is down: its calls went unanswered; probing every " + BACKOFF_MAX_MS / 1000 + " s at most");
+  }
+
   private ProtocolException timeout(String op, long timeoutMs) {
     return new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_TIMEOUT,
         op + " to " + url + " timed out" + (timeoutMs > 0 ? " after " + timeoutMs + " ms" : " waiting to be sent"));
@@ -204,6 +228,10 @@ final class PeerConnection {
   }
 
   private void cancelTimers() {
+    if (probeTimer >= 0) {
+      vertx.cancelTimer(probeTimer);
+      probeTimer = -1;
+    }
     if (reconnectTimer >= 0) {
       vertx.cancelTimer(reconnectTimer);
       reconnectTimer = -1;
@@ -292,11 +320,16 @@ final class PeerConnection {
     socket = ws;
     login = null;
     backoffMs = BACKOFF_START_MS;
-    lastError = null;
-    metrics.peerUp(serverLogin, true);
+    if (probe.holdsDown()) {
+      // a handshake proves nothing of a peer that left calls unanswered: only its probe's answer does
+      scheduleProbe();
+    } else {
+      lastError = null;
+      metrics.peerUp(serverLogin, true);
+    }
     logInOn(ws);
     onConnected.accept(url);
-    if (down) {
+    if (down && !probe.holdsDown()) {
       down = false;
       LOG.info("peer answers again [url: {}]", url);
       onReturn.accept(url);
@@ -364,8 +397,8 @@ final class PeerConnection {
     }
     socket = null;
     login = null;
-    if (!closed) {
-      // closed here (idle, shutting down) says nothing of the peer
+    if (!closed && !probe.holdsDown()) {
+      // closed here (idle, shutting down, or down already) says nothing more of the peer
       lastError = "connection lost";
       metrics.peerUp(serverLogin, false);
     }
@@ -399,6 +432,10 @@ final class PeerConnection {
   }
 
   private Future<JsonNode> send(WebSocket ws, String op, ObjectNode payload, long timeoutMs) {
+    return send(ws, op, payload, timeoutMs, false);
+  }
+
+  private Future<JsonNode> send(WebSocket ws, String op, ObjectNode payload, long timeoutMs, boolean isProbe) {
     String requestId = "p-" + (++nextRequestId);
     ObjectNode frame = Json.MAPPER.createObjectNode();
     frame.put("op", op).put("requestId", requestId).set("payload", payload);
@@ -406,11 +443,17 @@ final class PeerConnection {
     long timer = vertx.setTimer(timeoutMs, id -> {
       if (pending.remove(requestId) != null) {
         promise.tryFail(timeout(op, timeoutMs));
+        if (probe.timedOut(op, payload)) {
+          unanswered("the last " + probe.timeoutsToDown() + " calls timed out (the last: " + op + ")");
+        }
         sendWaiting();
       }
     });
-    pending.put(requestId, new Pending(ws, promise, timer));
-    ws.writeTextMessage(frame.toString()).onFailure(failure -> {
+    pending.put(requestId, new Pending(ws, promise, timer, isProbe));
+    String text = frame.toString();
+    int bytes = text.length();
+    unsentBytes += bytes;
+    ws.writeTextMessage(text).onComplete(ar -> unsentBytes -= bytes).onFailure(failure -> {
       Pending call = pending.remove(requestId);
       if (call != null) {
         vertx.cancelTimer(call.timer);
@@ -419,7 +462,58 @@ final class PeerConnection {
         sendWaiting();
       }
     });
+    if (unsentBytes > writeQueueBytes && socket == ws) {
+      probe.unread(op, payload);
+      unanswered(unsentBytes + " bytes unsent, over limits.writeQueueBytes " + writeQueueBytes);
+      ws.close();
+    }
     return promise.future();
+  }
+
+  /**
+   * PROTOCOL §13: the peer left calls unanswered (or unread). It is down: waiting calls fail now, new ones at once,
+   * and the probe loop runs until one is answered.
+   */
+  private void unanswered(String reason) {
+    lastError = "unanswered: " + reason;
+    metrics.peerUp(serverLogin, false);
+    if (!down) {
+      down = true;
+      LOG.info("peer down: calls towards it fail at once until a probe is answered [url: {}]: {}", url, reason);
+    }
+    List<Waiting> unsent = new ArrayList<>(waiting);
+    waiting.clear();
+    for (Waiting call : unsent) {
+      call.promise.tryFail(unansweredFailure());
+    }
+    scheduleProbe();
+  }
+
+  /** The next probe after its delay; without a socket the reconnect loop runs, and its connection probes. */
+  private void scheduleProbe() {
+    if (closed || probeTimer >= 0 || !probe.holdsDown()) {
+      return;
+    }
+    probeTimer = vertx.setTimer(jittered(probe.nextDelayMs()), id -> {
+      probeTimer = -1;
+      if (!closed && probe.holdsDown() && socket != null) {
+        LOG.debug("probing a peer that left calls unanswered [url: {}, op: {}]", url, probe.op());
+        send(socket, probe.op(), probe.payload(), callTimeoutMs, true).onFailure(failure -> scheduleProbe());
+      }
+    });
+  }
+
+  /** A probe was answered: the peer is up again, and the rows waiting for it get their extra attempt. */
+  private void answersAgain() {
+    if (!probe.holdsDown()) {
+      return;
+    }
+    probe.up();
+    down = false;
+    lastError = null;
+    metrics.peerUp(serverLogin, true);
+    LOG.info("peer answers again [url: {}]", url);
+    onReturn.accept(url);
   }
 
   private void onFrame(String text) {
@@ -436,6 +530,10 @@ final class PeerConnection {
       return;
     }
     vertx.cancelTimer(call.timer);
+    probe.answered();
+    if (call.probe) {
+      answersAgain();
+    }
     sendWaiting();
     int status = frame.path("status").asInt();
     if (status == Status.OK) {
@@ -447,7 +545,7 @@ final class PeerConnection {
     }
   }
 
-  private record Pending(WebSocket ws, Promise<JsonNode> promise, long timer) {
+  private record Pending(WebSocket ws, Promise<JsonNode> promise, long timer, boolean probe) {
   }
 
   private record Waiting(String op, ObjectNode payload, long deadline, Promise<JsonNode> promise) {

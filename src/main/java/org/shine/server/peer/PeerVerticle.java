@@ -11,6 +11,7 @@ import io.vertx.core.http.WebSocketClientOptions;
 import java.time.Clock;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -40,14 +41,17 @@ import org.slf4j.LoggerFactory;
  * opens it asks the directory to re-announce the cards of the users served here
  * ({@link Addresses#DIRECTORY_REANNOUNCE}: the peer may learn this server's URL from them, and then accept its
  * login); each time a server session opens it publishes {@link Addresses#PEER_CONNECTED} (sync pulls); when a
- * peer that was down answers again it publishes {@link Addresses#PEER_UP} (extra attempts, PROTOCOL §7.6).
+ * peer that was down answers again it publishes {@link Addresses#PEER_UP} (extra attempts, PROTOCOL §7.6). The table
+ * holds at most {@code maxConnections} connections; when it is full, the least recently used route connection that
+ * is down or idle is closed for a new one, and a live, busy one never is (PROTOCOL §13; configured peers stay).
  */
 public final class PeerVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(PeerVerticle.class);
   /** The largest frame a peer sends us: its response cap (at least the default 4 MiB) and the envelope. */
   private static final int MIN_MESSAGE_BYTES = 4 << 20;
   private static final int FRAME_SLACK_BYTES = 64 * 1024;
-  private static final int MAX_CONNECTIONS = 10_000;
+  /** The peer-connection table's size unless a test gives another. */
+  public static final int MAX_CONNECTIONS = 10_000;
   private static final long ROUTED_URL_TTL_NANOS = 10_000_000_000L;
   private static final DeliveryOptions LOCAL = new DeliveryOptions().setLocalOnly(true);
   private final AppConfig config;
@@ -55,7 +59,9 @@ public final class PeerVerticle extends VerticleBase {
   private final SignatureVerifier verifier;
   private final Clock clock;
   private final ShineMetrics metrics;
-  private final Map<String, PeerConnection> connections = new HashMap<>();
+  private final int maxConnections;
+  /** In access order: the least recently used connection first. */
+  private final Map<String, PeerConnection> connections = new LinkedHashMap<>(16, 0.75f, true);
   /** URLs named by a current route: until when that is known, and the serverLogin the route gives. */
   private final Map<String, Routed> routedUrls = new HashMap<>();
   private Set<String> configuredUrls;
@@ -66,6 +72,16 @@ public final class PeerVerticle extends VerticleBase {
 
   public PeerVerticle(AppConfig config, ServerIdentity identity, SignatureVerifier verifier, Clock clock,
       ShineMetrics metrics) {
+    this(config, identity, verifier, clock, metrics, MAX_CONNECTIONS);
+  }
+
+  /** With a table of {@code maxConnections} peer connections. */
+  public PeerVerticle(AppConfig config, ServerIdentity identity, SignatureVerifier verifier, Clock clock,
+      ShineMetrics metrics, int maxConnections) {
+    if (maxConnections < 1) {
+      throw new IllegalArgumentException("maxConnections must be positive");
+    }
+    this.maxConnections = maxConnections;
     this.config = Objects.requireNonNull(config);
     this.identity = Objects.requireNonNull(identity);
     this.verifier = Objects.requireNonNull(verifier);
@@ -117,8 +133,7 @@ public final class PeerVerticle extends VerticleBase {
     long start = System.nanoTime();
     PeerConnection open = connections.get(request.url());
     Future<PeerConnection> connection = open != null ? Future.succeededFuture(open)
-        : allowed(request.url()).map(serverLogin -> connections.computeIfAbsent(request.url(),
-            url -> newConnection(url, serverLogin, false)));
+        : allowed(request.url()).compose(serverLogin -> routeConnection(request.url(), serverLogin));
     return connection.compose(c -> c.call(request.op(), request.payload(), request.timeoutMs(), request.needsSession())
             .onComplete(ar -> metrics.peerCall(c.serverLogin(), request.op(), outcome(ar.cause()),
                 System.nanoTime() - start)))
@@ -143,14 +158,44 @@ public final class PeerVerticle extends VerticleBase {
   }
 
   /**
-   * Only configured peers and URLs that a current route names; at most {@code MAX_CONNECTIONS} at once. Completes
-   * with the serverLogin of the URL (the configured peer's, or the one its route gives).
+   * The connection to a route's {@code url}: the open one, or a new one when the table has room or makes room by
+   * closing the least recently used connection that is down or idle; 503 {@code PEER_BUSY} when every one is live
+   * and busy.
+   */
+  private Future<PeerConnection> routeConnection(String url, String serverLogin) {
+    PeerConnection open = connections.get(url);
+    if (open != null) {
+      return Future.succeededFuture(open);
+    }
+    if (connections.size() >= maxConnections && !evictOne()) {
+      return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_BUSY,
+          "this node already holds " + maxConnections + " peer connections, every one live and busy"));
+    }
+    PeerConnection connection = newConnection(url, serverLogin, false);
+    connections.put(url, connection);
+    return Future.succeededFuture(connection);
+  }
+
+  /** Closes the least recently used route connection that is down or idle; false when there is none. */
+  private boolean evictOne() {
+    for (Iterator<PeerConnection> it = connections.values().iterator(); it.hasNext(); ) {
+      PeerConnection candidate = it.next();
+      if (!candidate.persistent() && (candidate.down() || !candidate.busy())) {
+        LOG.info("peer connection evicted: the table of {} is full [url: {}, down: {}]", maxConnections,
+            candidate.url(), candidate.down());
+        candidate.close();
+        it.remove();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Only configured peers and URLs that a current route names. Completes with the serverLogin of the URL (the
+   * configured peer's, or the one its route gives).
    */
   private Future<String> allowed(String url) {
-    if (connections.size() >= MAX_CONNECTIONS) {
-      return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_BUSY,
-          "this node already holds " + MAX_CONNECTIONS + " peer connections"));
-    }
     if (configuredUrls.contains(url)) {
       return Future.succeededFuture(config.peers().stream().filter(p -> p.url().equals(url)).findFirst()
           .map(AppConfig.Peer::serverLogin).orElse(url));
@@ -165,7 +210,7 @@ public final class PeerVerticle extends VerticleBase {
         return Future.failedFuture(new ProtocolException(Status.FORBIDDEN, ErrorCode.PEER_NOT_ALLOWED,
             url + " is neither a configured peer nor named in any current route"));
       }
-      if (routedUrls.size() >= MAX_CONNECTIONS) {
+      if (routedUrls.size() >= maxConnections) {
         routedUrls.clear();
       }
       routedUrls.put(url, new Routed(now + ROUTED_URL_TTL_NANOS, routed.get()));
@@ -185,9 +230,12 @@ public final class PeerVerticle extends VerticleBase {
   }
 
   private PeerConnection newConnection(String url, String serverLogin, boolean persistent) {
-    // a peer applies its per-connection limit to us too; assume it is the same as ours
+    // a peer applies its per-connection limit to us too (assume it is the same as ours); ours per destination is §13
+    CallLimits limits = new CallLimits(Math.min(config.limits().maxInFlightPerConnection(),
+        config.delivery().maxInFlightPerDestination()), config.delivery().queueCapacity(),
+        config.delivery().timeoutsToDown(), config.limits().writeQueueBytes());
     return new PeerConnection(vertx, client, url, serverLogin, identity, metrics, config.delivery().callTimeoutMs(),
-        config.limits().maxInFlightPerConnection(), config.delivery().queueCapacity(), persistent,
+        limits, persistent,
         connected -> vertx.eventBus().send(Addresses.DIRECTORY_REANNOUNCE, connected, LOCAL),
         session -> vertx.eventBus().publish(Addresses.PEER_CONNECTED, session, LOCAL),
         returned -> vertx.eventBus().publish(Addresses.PEER_UP, returned, LOCAL));

@@ -33,6 +33,7 @@ public final class StubPeer implements AutoCloseable {
   private static final AtomicInteger HOSTS = new AtomicInteger();
   private final String host;
   private volatile String serverLogin;
+  private volatile boolean readsPaused;
 
   private StubPeer(Vertx vertx, HttpServer server, String host) {
     this.vertx = vertx;
@@ -161,8 +162,21 @@ public final class StubPeer implements AutoCloseable {
     return sockets.size();
   }
 
+  /**
+   * Stops reading from its connections, open ones and those to come, as a peer that never reads would: what a
+   * server writes to it piles up in the kernel's buffers, then in the server's.
+   */
+  public StubPeer pauseReads() {
+    readsPaused = true;
+    sockets.forEach(ServerWebSocket::pause);
+    return this;
+  }
+
   private void accept(ServerWebSocket ws) {
     accepted.incrementAndGet();
+    if (readsPaused) {
+      ws.pause();
+    }
     sockets.add(ws);
     ws.closeHandler(v -> sockets.remove(ws));
     ws.textMessageHandler(text -> {
