@@ -3,7 +3,7 @@
 # sessions, and a Markdown table of the results written into docs/BENCHMARKS.md (between the bench.sh markers) and
 # printed.
 #   scripts/bench.sh [--runs N] [--seconds S] [--warmup S] [--only S1,S1-offline,S1-open,S2,S2-open] [--warm]
-#                    [--keep-db] [--no-write] [--jfr]
+#                    [--keep-db] [--no-write] [--jfr] [--before-jar JAR]
 # Scenarios: 50 senders × 50 recipients, 200-byte bodies, compression offered by every client session.
 #   S1          one server; recipients online on it; closed loop, 10 in flight per sender, slot freed on arrival
 #   S1-offline  the same with recipients offline (slot freed on the 200 answer)
@@ -11,11 +11,21 @@
 #   S2          four servers s1..s4 (own databases, each a pinned peer of the others); senders' routes [s1,s2],
 #               recipients' [s3,s4]; sessions on s1 and s3; closed loop as S1
 #   S2-open     S2 as an open loop at 500 pairs/s
+# Abuse scenarios (issue 16; only with --only, written into a section of their own): two servers s1, s3; 10 honest
+# senders on s1 write to recipients online on s3 (routes [s3]) in an open loop of 50 pairs/s, beside
+#   tarpit-none     nothing else
+#   tarpit          a flood of 150 pairs/s from 10 other senders on s1 to a login routed only to a tarpit (a listener
+#                   of the bench on 127.0.0.66 that takes the connection, answers the login as a v1 server and never
+#                   answers ReceiveIncomingMessage)
+#   tarpit-control  the same flood to a peer that answers at once
+# --before-jar JAR runs every scenario twice: servers from JAR ("before"), then from target/ ("after"); the load
+# generator is always target/'s.
 # Defaults: --runs 1, --seconds 20, --warmup 5. Each run starts its servers on fresh databases (shine_bench_s1..s4)
 # and stops them after; --warm keeps one start per topology for all its runs. --keep-db leaves the databases and
 # --no-write leaves docs/BENCHMARKS.md alone. --jfr records every server with Java Flight Recorder (settings=profile)
 # during each run's measured window into run/bench/<scenario>-<run>-<server>.jfr (read with `jfr print` or JMC).
-# SHINE_BENCH_S1_RATE / SHINE_BENCH_S2_RATE change the open loops' rates. Servers listen on 127.0.0.1:7301..7304
+# SHINE_BENCH_S1_RATE / SHINE_BENCH_S2_RATE change the open loops' rates, SHINE_BENCH_ABUSE_RATE the honest load of
+# the abuse scenarios and SHINE_BENCH_FLOOD_RATE their flood. Servers listen on 127.0.0.1:7301..7304
 # (SHINE_BENCH_PORT_BASE=7300); logs, configs, keys and each run's full output are in run/bench/.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -25,6 +35,9 @@ BEGIN_MARK='<!-- bench.sh:begin -->'
 END_MARK='<!-- bench.sh:end -->'
 PORT_BASE="${SHINE_BENCH_PORT_BASE:-7300}"
 ALL_SCENARIOS=(S1 S1-offline S1-open S2 S2-open)
+ABUSE_SCENARIOS=(tarpit-none tarpit tarpit-control)
+ABUSE_BEGIN_MARK='<!-- bench.sh:abuse:begin -->'
+ABUSE_END_MARK='<!-- bench.sh:abuse:end -->'
 
 runs=1
 seconds=20
@@ -34,6 +47,7 @@ warm=0
 keep_db=0
 write=1
 jfr=0
+before_jar=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
@@ -44,13 +58,15 @@ while [ $# -gt 0 ]; do
     --keep-db) keep_db=1; shift ;;
     --no-write) write=0; shift ;;
     --jfr) jfr=1; shift ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --before-jar) before_jar="$2"; shift 2 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see scripts/bench.sh --help)" ;;
   esac
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "--runs takes a positive number"
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || die "--seconds takes a positive number"
 [[ "$warmup" =~ ^[0-9]+$ ]] || die "--warmup takes a number"
+[ -z "$before_jar" ] || [ -f "$before_jar" ] || die "--before-jar: no file $before_jar"
 
 scenarios=()
 if [ -z "$only" ]; then
@@ -58,16 +74,18 @@ if [ -z "$only" ]; then
 else
   IFS=',' read -r -a wanted <<< "$only"
   for s in "${wanted[@]}"; do
-    [[ " ${ALL_SCENARIOS[*]} " == *" $s "* ]] || die "unknown scenario $s (known: ${ALL_SCENARIOS[*]})"
+    [[ " ${ALL_SCENARIOS[*]} ${ABUSE_SCENARIOS[*]} " == *" $s "* ]] \
+      || die "unknown scenario $s (known: ${ALL_SCENARIOS[*]} ${ABUSE_SCENARIOS[*]})"
   done
   # keep the standard order, so each topology's scenarios run together
-  for s in "${ALL_SCENARIOS[@]}"; do
+  for s in "${ALL_SCENARIOS[@]}" "${ABUSE_SCENARIOS[@]}"; do
     [[ ",$only," == *",$s,"* ]] && scenarios+=("$s")
   done
 fi
 
-topology_of() { case "$1" in S1*) echo one ;; *) echo four ;; esac; }
-servers_of() { case "$1" in one) echo s1 ;; four) echo s1 s2 s3 s4 ;; esac; }
+topology_of() { case "$1" in S1*) echo one ;; tarpit*) echo pair ;; *) echo four ;; esac; }
+servers_of() { case "$1" in one) echo s1 ;; pair) echo s1 s3 ;; four) echo s1 s2 s3 s4 ;; esac; }
+is_abuse() { [[ "$1" == tarpit* ]]; }
 port_of() { echo $((PORT_BASE + ${1#s})); }
 url_of() { echo "ws://127.0.0.1:$(port_of "$1")/ws"; }
 db_of() { echo "shine_bench_$1"; }
@@ -97,6 +115,8 @@ JSON
 }
 
 started=()
+# the servers' build: target/'s, or --before-jar's for the "before" runs
+server_jar="$JAR"
 
 pid_of() { cat "$DIR/$1.pid"; }
 
@@ -107,14 +127,14 @@ start_servers() {
     if curl -fsS --max-time 5 "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
       die "something already answers on port $port; stop it or set SHINE_BENCH_PORT_BASE"
     fi
-    [ -f "$(key_file "$name")" ] || java -jar "$JAR" keygen --out "$(key_file "$name")" >/dev/null
+    [ -f "$(key_file "$name")" ] || java -jar "$server_jar" keygen --out "$(key_file "$name")" >/dev/null
   done
   for name in $(servers_of "$topology"); do
     psql_admin -qc "DROP DATABASE IF EXISTS $(db_of "$name") WITH (FORCE)" >&2
     psql_admin -qc "CREATE DATABASE $(db_of "$name")" >&2
     write_config "$name" "$topology"
     # the server's log starts afresh with each start, so the session lines below are this start's
-    nohup java $JAVA_OPTS -jar "$JAR" server --config "$DIR/$name.json" > "$DIR/$name.log" 2>&1 &
+    nohup java $JAVA_OPTS -jar "$server_jar" server --config "$DIR/$name.json" > "$DIR/$name.log" 2>&1 &
     echo $! > "$DIR/$name.pid"
     started+=("$name")
   done
@@ -122,6 +142,7 @@ start_servers() {
     wait_until_healthy "$name" "$(port_of "$name")" "$DIR/$name.pid" "$DIR/$name.log"
   done
   [ "$topology" = four ] && wait_server_sessions "$DIR" s1 s2 s3 s4
+  [ "$topology" = pair ] && wait_server_sessions "$DIR" s1 s3
   log "servers up: $(for n in $(servers_of "$topology"); do printf '%s (pid %s) ' "$n" "$(pid_of "$n")"; done)"
 }
 
@@ -170,7 +191,13 @@ bench_args() {
   topology=$(topology_of "$scenario")
   local args=(bench send --scenario "$scenario" --clients 50 --window 10 --body 200 --compression offer
     --seconds "$seconds" --warmup "$warmup" --server "$(url_of s1)")
+  if is_abuse "$scenario"; then
+    args=(bench send --scenario "$scenario" --clients 10 --rate "${SHINE_BENCH_ABUSE_RATE:-50}" --body 200
+      --seconds "$seconds" --warmup "$warmup" --server "$(url_of s1)" --recipient-server "$(url_of s3)")
+  fi
   case "$scenario" in
+    tarpit) args+=(--flood-rate "${SHINE_BENCH_FLOOD_RATE:-150}" --flood-peer tarpit) ;;
+    tarpit-control) args+=(--flood-rate "${SHINE_BENCH_FLOOD_RATE:-150}" --flood-peer answering) ;;
     S1-offline) args+=(--recipients offline) ;;
     S1-open) args+=(--rate "${SHINE_BENCH_S1_RATE:-1500}") ;;
     S2-open) args+=(--rate "${SHINE_BENCH_S2_RATE:-500}") ;;
@@ -230,6 +257,28 @@ errors_of() {
   echo "$n"
 }
 
+# abuse_row LABEL BUILD LOAD LINE: a row of the abuse table.
+abuse_row() {
+  local label="$1" build="$2" load="$3" line="$4" lat flood cpu answers
+  lat="$(value p50_ms "$line") / $(value p90_ms "$line") / $(value p99_ms "$line") / $(value max_ms "$line")"
+  flood="–"
+  if [ "$(value flood_rate "$line")" != – ]; then
+    answers=$(tr ' ' '\n' <<< "$line" | sed -n 's/^flood_\(accepted\|delivered\|[A-Z_]*\)=\(.*\)$/\1 \2/p' \
+      | paste -sd',' - | sed 's/,/, /g')
+    flood="$(value flood_sent "$line") sent: $answers; its peer got $(value flood_peer_calls "$line") calls,"
+    flood="$flood at most $(value flood_peer_busiest_5s "$line") within 5 s"
+  fi
+  cpu=$(tr ' ' '\n' <<< "$line" | sed -n 's/^cpu_pct_\([^=]*\)=\(.*\)$/\1 \2/p' \
+    | sed 's/^postgres_backends /PG backends /; s/^postgres /PG (all) /' | paste -sd'|' - | sed 's/|/ · /g')
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$build" "$load" \
+    "$(value delivered_per_s "$line")" "$lat" "$(value lost "$line")" "$(errors_of "$line")" "$flood" "${cpu:-–}"
+}
+
+abuse_header() {
+  echo '| scenario | servers built from | load avg | honest delivered/s | honest send→recipient ms p50 / p90 / p99 / max | lost | errors | flood: answers; what its peer got | CPU % of one core over the window |'
+  echo '|---|---|---|---|---|---|---|---|---|'
+}
+
 table_header() {
   echo '| scenario | load avg | accepted/s | delivered/s | send→recipient ms p50 / p90 / p99 / max | accept ms p50 / p99 | lost | dup | errors | sessions open | server CPU µs/pair | PG µs/pair (all) | PG µs/pair (bench DBs) | bench µs/pair | transactions/pair | metrics: SQL statements per pair (per server) / signature checks per pair (all) |'
   echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'
@@ -253,17 +302,18 @@ commit_of() {
   echo "$c"
 }
 
-# Replaces the text between the markers (markers included) with $1, or appends a section holding it.
+# write_section BLOCK BEGIN END HEADING: replaces the text between the markers BEGIN and END (markers included)
+# with BLOCK, or appends a section HEADING holding it.
 write_section() {
-  local block="$1" tmp
+  local block="$1" begin="$2" end="$3" heading="$4" tmp
   tmp=$(mktemp)
-  if grep -qF "$BEGIN_MARK" "$DOC" && grep -qF "$END_MARK" "$DOC"; then
-    BLOCK="$block" awk -v b="$BEGIN_MARK" -v e="$END_MARK" '
+  if grep -qF "$begin" "$DOC" && grep -qF "$end" "$DOC"; then
+    BLOCK="$block" awk -v b="$begin" -v e="$end" '
       $0 == b { print ENVIRON["BLOCK"]; skip = 1; next }
       $0 == e { skip = 0; next }
       !skip { print }' "$DOC" > "$tmp"
   else
-    { cat "$DOC"; printf '\n## The standard set: scripts/bench.sh\n\n%s\n' "$block"; } > "$tmp"
+    { cat "$DOC"; printf '\n## %s\n\n%s\n' "$heading" "$block"; } > "$tmp"
   fi
   cat "$tmp" > "$DOC"
   rm -f "$tmp"
@@ -293,58 +343,80 @@ record_window() {
 
 started_at=$(date -u '+%Y-%m-%d %H:%M UTC')
 rows=()
+abuse_rows=()
 current=""
+builds=(after)
+[ -n "$before_jar" ] && builds=(before after)
 for scenario in "${scenarios[@]}"; do
   topology=$(topology_of "$scenario")
-  for run in $(seq 1 "$runs"); do
-    if [ "$warm" = 0 ] || [ "$current" != "$topology" ]; then
-      stop_servers
-      start_servers "$topology"
-      current="$topology"
-    fi
-    label="$scenario"
-    [ "$runs" -gt 1 ] && label="$scenario #$run"
-    out="$DIR/$scenario-$run.out"
-    mapfile -t args < <(bench_args "$scenario")
-    load=$(cut -d' ' -f1 /proc/loadavg)
-    log "$label: java -jar target/shine-server.jar ${args[*]}"
-    rc=0
-    : > "$out"
-    recorder=""
-    if [ "$jfr" = 1 ]; then
-      record_window "$out" "$topology" "$DIR/$scenario-$run" &
-      recorder=$!
-    fi
-    timeout $((seconds + warmup + 600)) java $JAVA_OPTS -jar "$JAR" "${args[@]}" > "$out" 2>&1 || rc=$?
-    [ -z "$recorder" ] || wait "$recorder" || true
-    line=$(grep '^RESULT ' "$out" | tail -n 1 || true)
-    if [ -z "$line" ]; then
-      log "$label: no RESULT line (exit $rc); see $out"
-      tail -n 20 "$out" >&2
-      rows+=("| $label | $load | failed (exit $rc, see run/bench/$scenario-$run.out) |||||||||||||||")
-    else
-      grep -E '^(window|send→recipient|accept latency|pairs sent|errors|per second|recipient sessions|  cpu|  transactions|  metric)' "$out" >&2 || true
-      rows+=("$(row "$label" "$load" "$line")")
-    fi
-    if [ "$warm" = 0 ]; then
-      stop_servers
-    fi
+  for build in "${builds[@]}"; do
+    if [ "$build" = before ]; then server_jar="$before_jar"; else server_jar="$JAR"; fi
+    build_label="target/ ($(commit_of))"
+    [ "$build" = before ] && build_label="$before_jar (before)"
+    for run in $(seq 1 "$runs"); do
+      if [ "$warm" = 0 ] || [ "$current" != "$topology/$build" ]; then
+        stop_servers
+        start_servers "$topology"
+        current="$topology/$build"
+      fi
+      label="$scenario"
+      [ "$runs" -gt 1 ] && label="$scenario #$run"
+      stem="$scenario-$run"
+      if [ "${#builds[@]}" -gt 1 ]; then
+        label="$label ($build)"
+        stem="$scenario-$build-$run"
+      fi
+      out="$DIR/$stem.out"
+      mapfile -t args < <(bench_args "$scenario")
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      log "$label: servers from $server_jar; java -jar target/shine-server.jar ${args[*]}"
+      rc=0
+      : > "$out"
+      recorder=""
+      if [ "$jfr" = 1 ]; then
+        record_window "$out" "$topology" "$DIR/$stem" &
+        recorder=$!
+      fi
+      timeout $((seconds + warmup + 600)) java $JAVA_OPTS -jar "$JAR" "${args[@]}" > "$out" 2>&1 || rc=$?
+      [ -z "$recorder" ] || wait "$recorder" || true
+      line=$(grep '^RESULT ' "$out" | tail -n 1 || true)
+      if [ -z "$line" ]; then
+        log "$label: no RESULT line (exit $rc); see $out"
+        tail -n 20 "$out" >&2
+        failed="| $label | $load | failed (exit $rc, see run/bench/$stem.out) |||||||||||||||"
+        if is_abuse "$scenario"; then abuse_rows+=("$failed"); else rows+=("$failed"); fi
+      else
+        grep -E '^(window|send→recipient|accept latency|pairs sent|errors|per second|recipient sessions|flood|  cpu|  transactions|  metric)' "$out" >&2 || true
+        if is_abuse "$scenario"; then
+          abuse_rows+=("$(abuse_row "$label" "$build_label" "$load" "$line")")
+        else
+          rows+=("$(row "$label" "$load" "$line")")
+        fi
+      fi
+      if [ "$warm" = 0 ]; then
+        stop_servers
+      fi
+    done
   done
 done
 stop_servers
 
-table=$(table_header; printf '%s\n' "${rows[@]}")
-block=$(cat <<EOF
-$BEGIN_MARK
-Last written by \`scripts/bench.sh --runs $runs --seconds $seconds --warmup $warmup${only:+ --only $only}$([ "$warm" = 1 ] && echo ' --warm')\`
-on $started_at; commit $(commit_of); $(machine); load average (1 min) at each run's start in the table.
-
-$table
-$END_MARK
-EOF
-)
-echo "$table"
-if [ "$write" = 1 ]; then
-  write_section "$block"
-  log "table written into $DOC"
+command_line="scripts/bench.sh --runs $runs --seconds $seconds --warmup $warmup${only:+ --only $only}$([ "$warm" = 1 ] && echo ' --warm')${before_jar:+ --before-jar $before_jar}"
+# publish TABLE BEGIN END HEADING: prints the table and writes it, with how it was made, between the markers.
+publish() {
+  local table="$1" begin="$2" end="$3" heading="$4" block
+  block=$(printf '%s\nLast written by `%s`\non %s; commit %s; %s; load average (1 min) at each run'"'"'s start in the table.\n\n%s\n%s' \
+    "$begin" "$command_line" "$started_at" "$(commit_of)" "$(machine)" "$table" "$end")
+  echo "$table"
+  if [ "$write" = 1 ]; then
+    write_section "$block" "$begin" "$end" "$heading"
+    log "table written into $DOC ($heading)"
+  fi
+}
+if [ "${#rows[@]}" -gt 0 ]; then
+  publish "$(table_header; printf '%s\n' "${rows[@]}")" "$BEGIN_MARK" "$END_MARK" "The standard set: scripts/bench.sh"
+fi
+if [ "${#abuse_rows[@]}" -gt 0 ]; then
+  publish "$(abuse_header; printf '%s\n' "${abuse_rows[@]}")" "$ABUSE_BEGIN_MARK" "$ABUSE_END_MARK" \
+    "Abuse: tarpit flood (scripts/bench.sh, issue 16)"
 fi

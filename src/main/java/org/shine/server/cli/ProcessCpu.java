@@ -71,6 +71,13 @@ final class ProcessCpu {
     return perUnit;
   }
 
+  /** CPU % of one core of each key between two samples {@code seconds} apart. */
+  static Map<String, Double> percentOfCore(Map<String, Double> before, Map<String, Double> after, double seconds) {
+    Map<String, Double> percent = new LinkedHashMap<>();
+    after.forEach((name, ms) -> percent.put(name, 100 * (ms - before.getOrDefault(name, 0.0)) / 1000 / seconds));
+    return percent;
+  }
+
   /** One line per key: CPU % of one core over the window and CPU µs per unit of work. */
   String report(Map<String, Double> before, Map<String, Double> after, double seconds, long units, String unit) {
     StringBuilder text = new StringBuilder();

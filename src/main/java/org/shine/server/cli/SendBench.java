@@ -100,6 +100,20 @@ final class SendBench {
 
     @Option(names = "--scenario", defaultValue = "send", paramLabel = "NAME", description = "names the RESULT line")
     String scenario;
+
+    @Option(names = "--flood-rate", defaultValue = "0", paramLabel = "R",
+        description = "beside the load, R pairs/s from other senders on --server to a login routed only to"
+            + " --flood-peer (issue 16, attack 3); 0: none")
+    long floodRate;
+
+    @Option(names = "--flood-peer", defaultValue = "tarpit", paramLabel = "tarpit|answering",
+        description = "the flood's recipient server, a listener of the bench: never answers ReceiveIncomingMessage,"
+            + " or answers it at once (the control)")
+    String floodPeer;
+
+    @Option(names = "--flood-host", defaultValue = "127.0.0.66", paramLabel = "ADDRESS",
+        description = "the loopback address (127.0.0.0/8) the flood's peer listens on; its route is named after it")
+    String floodHost;
   }
 
   /** A server's default per-user write rate (limits.sendsPerUserPerS): no sender can be accepted faster. */
@@ -113,7 +127,7 @@ final class SendBench {
   private record Settings(String url, List<String> recipientUrls, String senderSibling, int clients, long rate,
       int seconds, int warmup, int window, int body, String tag, boolean offerCompression, boolean recipientsOnline,
       boolean freeOnArrival, long slotTimeoutMs, int graceS, List<String> serverPids, List<String> dbNames,
-      boolean metrics, String scenario) {
+      boolean metrics, String scenario, long floodRate, boolean floodAnswers, String floodHost) {
 
     static Settings from(Options options) {
       String recipients = options.recipients;
@@ -132,7 +146,13 @@ final class SendBench {
           options.senderSibling, options.clients, options.rate, options.seconds, options.warmup, options.window,
           options.body, options.tag != null ? options.tag : Long.toString(System.currentTimeMillis() % 1_000_000, 36),
           compression.equals("offer"), online, freeOn.equals("arrival"), options.slotTimeoutMs, options.grace,
-          List.copyOf(options.serverPids), List.copyOf(options.dbNames), metrics.equals("on"), options.scenario);
+          List.copyOf(options.serverPids), List.copyOf(options.dbNames), metrics.equals("on"), options.scenario,
+          options.floodRate, options.floodPeer.equals("answering"), options.floodHost);
+      requireOneOf("flood-peer", options.floodPeer, "tarpit", "answering");
+      if (options.floodRate < 0 || !options.floodHost.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}")) {
+        throw CliFailure.usage("--flood-rate must not be negative and --flood-host must be a 127.x.y.z address"
+            + " (a benchmark never makes a server dial beyond loopback)");
+      }
       if (settings.clients < 1 || settings.window < 1 || settings.seconds < 1 || settings.warmup < 0
           || settings.rate < 0 || settings.body < 0 || settings.recipientUrls.size() > 2) {
         throw CliFailure.usage("bench send: --clients, --window and --seconds must be at least 1, --warmup, --rate and"
@@ -177,17 +197,27 @@ final class SendBench {
     Vertx vertx = Vertx.vertx();
     PgCommits commits = PgCommits.of(vertx, settings.dbNames());
     MetricsScrape metrics = new MetricsScrape(vertx);
+    FloodLoad flood = null;
     try {
       Setup setup = prepare(vertx, settings);
       sign(settings, setup.senders());
+      flood = settings.floodRate() > 0 ? FloodLoad.prepare(vertx, settings.url(), settings.tag(),
+          settings.floodRate(), settings.floodHost(), settings.floodAnswers(), settings.warmup() + settings.seconds())
+          : null;
       Sender first = setup.senders().get(0);
       FrameSizes.print(first.pairs, settings.body(), randomBody -> ShineClient.signPair(first.from, first.key,
           first.to, System.currentTimeMillis(), ShineClient.randomNonce(), 0, randomBody));
       System.out.println(describe(settings, setup));
+      if (flood != null) {
+        System.out.println(flood.describe());
+      }
 
       SendRun run = new SendRun(vertx, System.nanoTime(), settings.warmup(), settings.seconds(),
           settings.freeOnArrival(), settings.slotTimeoutMs());
       setup.recipients().forEach(recipient -> recipient.onEvent(run::onRecipientEvent));
+      if (flood != null) {
+        flood.start(System.nanoTime(), run.windowEnd());
+      }
       if (settings.warmup() > 0) {
         System.out.printf(Locale.ROOT, "warming up for %d s (not measured)...%n", settings.warmup());
       }
@@ -206,9 +236,15 @@ final class SendBench {
       awaitLoad(load);
       awaitAnswers(run);
       awaitArrivals(run, settings);
+      if (flood != null) {
+        awaitLoad(flood.finished());
+      }
       long openSessions = openSessions(setup.recipients());
-      return report(settings, setup, run, before, after, cpu, openSessions);
+      return report(settings, setup, run, before, after, cpu, openSessions, flood);
     } finally {
+      if (flood != null) {
+        flood.close();
+      }
       commits.close();
       metrics.close();
       vertx.close().await();
@@ -378,7 +414,7 @@ final class SendBench {
   }
 
   private static int report(Settings settings, Setup setup, SendRun run, Sample before, Sample after,
-      ProcessCpu cpu, long openSessions) {
+      ProcessCpu cpu, long openSessions, FloodLoad flood) {
     double window = settings.seconds();
     long accepted = run.acceptedInWindow.sum();
     long delivered = run.deliveredInWindow.sum();
@@ -418,6 +454,9 @@ final class SendBench {
     if (late > 0) {
       System.out.printf(Locale.ROOT, "note: %d pairs were signed during the run (the pre-signed ones ran out)%n",
           late);
+    }
+    if (flood != null) {
+      System.out.println(flood.report());
     }
     double cpuSeconds = (after.nanos() - before.nanos()) / 1e9;
     System.out.print(cpu.report(before.cpu(), after.cpu(), cpuSeconds, pairs, unit));
@@ -481,6 +520,11 @@ final class SendBench {
         + (perPair.isNaN() ? "na" : String.format(Locale.ROOT, "%.2f", perPair))));
     countersPerPair.forEach((name, perPair) -> result.add(String.format(Locale.ROOT, "m_%s=%.3f", key(name),
         perPair)));
+    if (flood != null) {
+      flood.addResult(result);
+    }
+    ProcessCpu.percentOfCore(before.cpu(), after.cpu(), cpuSeconds).forEach((name, percent) -> result.add(String.format(
+        Locale.ROOT, "cpu_pct_%s=%.0f", key(name), percent)));
     System.out.println(result);
     return run.errorCount() == 0 && lost == 0 && run.duplicates.sum() == 0 && run.unanswered() == 0 ? 0 : 1;
   }
