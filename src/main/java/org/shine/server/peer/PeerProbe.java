@@ -29,8 +29,14 @@ final class PeerProbe {
     this.maxDelayMs = maxDelayMs;
   }
 
-  /** A call timed out; true when that makes the destination down now (the last calls all timed out). */
+  /**
+   * A call timed out; true when that makes the destination down now (the last calls all timed out). While it is
+   * down already, the probe stays the call that made it so (not, say, a login on a new connection).
+   */
   boolean timedOut(String timedOutOp, ObjectNode timedOutPayload) {
+    if (holdingDown) {
+      return false;
+    }
     remember(timedOutOp, timedOutPayload);
     timeoutsInARow++;
     return timeoutsInARow >= timeoutsToDown && holdDown();
@@ -38,6 +44,9 @@ final class PeerProbe {
 
   /** The socket would not take a call's bytes; true when that makes the destination down now. */
   boolean unread(String unsentOp, ObjectNode unsentPayload) {
+    if (holdingDown) {
+      return false;
+    }
     remember(unsentOp, unsentPayload);
     return holdDown();
   }
@@ -89,9 +98,6 @@ final class PeerProbe {
   }
 
   private boolean holdDown() {
-    if (holdingDown) {
-      return false;
-    }
     holdingDown = true;
     delayMs = FIRST_DELAY_MS;
     return true;

@@ -24,8 +24,8 @@ class PeerProbeTest {
 
     assertThat(probe.timedOut("GetDmDeliveryStatus", PAYLOAD)).as("the third in a row").isTrue();
     assertThat(probe.holdsDown()).isTrue();
-    assertThat(probe.timedOut("ReceiveIncomingMessage", PAYLOAD)).as("already down: not again").isFalse();
-    assertThat(probe.op()).as("the probe is the last call left unanswered").isEqualTo("ReceiveIncomingMessage");
+    assertThat(probe.timedOut("ServerAuthChallenge", PAYLOAD)).as("already down: not again").isFalse();
+    assertThat(probe.op()).as("the probe: the call that made it down").isEqualTo("GetDmDeliveryStatus");
     assertThat(probe.payload()).isSameAs(PAYLOAD);
   }
 
