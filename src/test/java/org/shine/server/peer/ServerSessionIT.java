@@ -119,13 +119,13 @@ class ServerSessionIT {
   @DisplayName("an unpinned key is fetched once from the URL this server knows and remembered; a changed key is"
       + " 403 SERVER_KEY_CHANGED until an operator pins it")
   void learntThenChangedKey(Vertx vertx) {
-    StubPeer s5 = world.stub().named("s5");
+    StubPeer s5 = world.stub();
     TestServer s1 = world.server("s1");
-    TestUser.create("mia").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s5", s5.url())), 1,
-        s1.url());
+    TestUser.create("mia").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(s5.serverLogin(), s5.url())),
+        1, s1.url());
 
     s5.sessionOn(vertx, s1.url());
-    byte[] learnt = world.sql(s1).rows("SELECT public_key FROM known_server WHERE server_login = $1", "s5")
+    byte[] learnt = world.sql(s1).rows("SELECT public_key FROM known_server WHERE server_login = $1", s5.serverLogin())
         .iterator().next().getBuffer(0).getBytes();
     s5.rotateKey();
 
@@ -133,7 +133,7 @@ class ServerSessionIT {
     assertRefused(() -> s5.sessionOn(vertx, s1.url()), 403, ErrorCode.SERVER_KEY_CHANGED);
     // WHEN the operator pins the new key THEN it is accepted
     s1.close();
-    TestServer pinned = world.server("s1", "{\"peers\":[{\"serverLogin\":\"s5\",\"url\":\"" + s5.url()
+    TestServer pinned = world.server("s1", "{\"peers\":[{\"serverLogin\":\"" + s5.serverLogin() + "\",\"url\":\"" + s5.url()
         + "\",\"publicKeyB64\":\"" + s5.serverKey().publicKeyB64() + "\"}]}");
     assertThat(s5.sessionOn(vertx, pinned.url())).isNotNull();
   }
@@ -141,20 +141,21 @@ class ServerSessionIT {
   @Test
   @DisplayName("a key document that names another serverLogin, or none at the known URL, is 401")
   void documentMustNameTheServer(Vertx vertx) {
-    StubPeer liar = world.stub().named("other");
-    String nothingThere = "ws://127.0.0.1:" + TestServer.freePort() + "/ws";
+    StubPeer liar = world.stub();
+    String liarName = liar.serverLogin();
+    liar.named("other");
+    Map.Entry<String, String> nothingThere = TestWorld.deadRoute();
     TestServer s1 = world.server("s1");
-    TestUser.create("noa").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s6", liar.url())), 1,
+    TestUser.create("noa").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(liarName, liar.url())), 1,
         s1.url());
-    TestUser.create("ola").publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s8", nothingThere)), 1,
-        s1.url());
-    ShineClient claimsS6 = world.anonymous(s1);
-    ShineClient claimsS8 = world.anonymous(s1);
+    TestUser.create("ola").publish(vertx, List.of(Map.entry("s1", s1.url()), nothingThere), 1, s1.url());
+    ShineClient claimsLiar = world.anonymous(s1);
+    ShineClient claimsNothing = world.anonymous(s1);
 
-    assertRefused(() -> claimsS6.serverLogin("s6", liar.serverKey().privateKey()).await(), 401,
+    assertRefused(() -> claimsLiar.serverLogin(liarName, liar.serverKey().privateKey()).await(), 401,
         ErrorCode.SERVER_KEY_UNAVAILABLE);
-    assertRefused(() -> claimsS8.serverLogin("s8", KeyFile.generate(null).privateKey()).await(), 401,
-        ErrorCode.SERVER_KEY_UNAVAILABLE);
+    assertRefused(() -> claimsNothing.serverLogin(nothingThere.getKey(), KeyFile.generate(null).privateKey())
+        .await(), 401, ErrorCode.SERVER_KEY_UNAVAILABLE);
   }
 
   @Test
