@@ -110,7 +110,7 @@ class DeliveryMachineryIT {
     TestServer server = world.server("s1", "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + peerUrl + "\"}]}");
     List<String> connected = new java.util.concurrent.CopyOnWriteArrayList<>();
     server.vertx().eventBus().<String>consumer("peer.connected", m -> connected.add(m.body()));
-    StubPeer late = world.keep(StubPeer.start(vertx, world.port("s2"))).acceptEverything();
+    StubPeer late = world.keep(StubPeer.start(vertx, world.port("s2"))).named("s2").acceptEverything();
     Eventually.until("the server connects to the late peer", 10_000, () -> connected.contains(peerUrl));
     world.user("alice", server);
     Eventually.until("the card is relayed to the configured peer", 5_000, () -> late.count("PublishUserCard") == 1);

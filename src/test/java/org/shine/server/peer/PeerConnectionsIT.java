@@ -109,10 +109,11 @@ class PeerConnectionsIT {
         .respond(Ops.RECEIVE_INCOMING_MESSAGE, (op, payload) -> Promise.promise().future());
     TestServer server = server("{\"limits\":{\"maxInFlightPerConnection\":1},\"delivery\":{\"queueCapacity\":2}}");
     publishCardRoutedTo(server, "dave", silent);
-    // GIVEN the connection is open and idle: the card relay it was opened for has been answered, and so has a call
-    // sent after it (one connection answers in order)
-    Eventually.until("the card relay reached the peer", WAIT_MS, () -> silent.count(Ops.PUBLISH_USER_CARD) == 1);
+    // GIVEN the connection is open and idle: a call on it has been answered (a server first seen in a card is not
+    // dialed for a card relay, PROTOCOL §13, so this call opens it)
     await(call(server, silent.url(), Ops.GET_DM_DELIVERY_STATUS));
+    Eventually.until("the login on the new connection is done", WAIT_MS,
+        () -> silent.count("ServerAuthLogin") == 1);
 
     // WHEN four calls are made at once to a peer that answers none of them
     List<Future<PeerResponse>> calls = new ArrayList<>();
