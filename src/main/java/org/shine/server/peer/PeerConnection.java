@@ -59,6 +59,7 @@ final class PeerConnection {
   private final String serverLogin;
   private final CallerHandshake handshake;
   private final EgressResolver egress;
+  private final Future<Void> nodeUp;
   private final PeerProtocol protocol;
   private final boolean insecure;
   private final ShineMetrics metrics;
@@ -90,10 +91,10 @@ final class PeerConnection {
 
   /**
    * {@code target}: whom this connection dials (a configured peer is {@code persistent}: kept open, always allowed by
-   * the egress policy).
+   * the egress policy); {@code nodeUp}: completes once this node listens (its key document is served).
    */
   PeerConnection(Vertx vertx, WebSocketClient client, Target target, CallerHandshake handshake,
-      EgressResolver egress, ShineMetrics metrics, long callTimeoutMs,
+      EgressResolver egress, Future<Void> nodeUp, ShineMetrics metrics, long callTimeoutMs,
       int window, int maxWaiting, Consumer<String> onConnected, Consumer<String> onSession,
       Consumer<String> onReturn) {
     this.vertx = vertx;
@@ -107,6 +108,7 @@ final class PeerConnection {
     this.persistent = target.configured();
     this.handshake = handshake;
     this.egress = egress;
+    this.nodeUp = nodeUp;
     this.metrics = metrics;
     this.callTimeoutMs = callTimeoutMs;
     this.onConnected = onConnected;
@@ -252,7 +254,8 @@ final class PeerConnection {
       return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
           "the connection to " + url + " is closed"));
     }
-    connecting = egress.resolve(url, persistent)
+    // nothing is dialed before this node serves its own key document: the peer checks our login against it
+    connecting = nodeUp.compose(v -> egress.resolve(url, persistent))
         .compose(destination -> client.connect(connectOptions(destination))
             .map(ws -> new Connected(ws, sessionAllowed(destination))))
         .map(connected -> {

@@ -57,6 +57,7 @@ public final class PeerVerticle extends VerticleBase {
   private final SignatureVerifier verifier;
   private final Clock clock;
   private final ShineMetrics metrics;
+  private final Future<Void> nodeUp;
   private final Map<String, PeerConnection> connections = new HashMap<>();
   /** URLs named by a current route: until when that is known, and the serverLogin the route gives. */
   private final Map<String, Routed> routedUrls = new HashMap<>();
@@ -68,8 +69,10 @@ public final class PeerVerticle extends VerticleBase {
   private ServerKeyRepository keys;
   private long idleTimer = -1;
 
+  /** {@code nodeUp}: completes once the node's gateway listens; no peer is dialed before. */
   public PeerVerticle(AppConfig config, ServerIdentity identity, SignatureVerifier verifier, Clock clock,
-      ShineMetrics metrics) {
+      ShineMetrics metrics, Future<Void> nodeUp) {
+    this.nodeUp = Objects.requireNonNull(nodeUp);
     this.config = Objects.requireNonNull(config);
     this.identity = Objects.requireNonNull(identity);
     this.verifier = Objects.requireNonNull(verifier);
@@ -200,7 +203,8 @@ public final class PeerVerticle extends VerticleBase {
 
   private PeerConnection newConnection(PeerConnection.Target target) {
     // a peer applies its per-connection limit to us too; assume it is the same as ours
-    return new PeerConnection(vertx, client, target, handshake, egress, metrics, config.delivery().callTimeoutMs(),
+    return new PeerConnection(vertx, client, target, handshake, egress, nodeUp, metrics,
+        config.delivery().callTimeoutMs(),
         config.limits().maxInFlightPerConnection(), config.delivery().queueCapacity(),
         connected -> vertx.eventBus().send(Addresses.DIRECTORY_REANNOUNCE, connected, LOCAL),
         session -> vertx.eventBus().publish(Addresses.PEER_CONNECTED, session, LOCAL),
