@@ -145,6 +145,13 @@ public final class EgressResolver implements AutoCloseable {
    * scheme is TLS, the address to connect to, and whether every address of the host is loopback.
    */
   public record Destination(String host, int port, boolean secure, InetAddress address, boolean loopback) {
+    /**
+     * PROTOCOL §6a v3 step 2: a server session (or a key fetch) needs TLS with the host verified, except to a
+     * loopback address or a peer its operator configured {@code insecure}.
+     */
+    public boolean allowsSession(boolean insecurePeer) {
+      return secure || loopback || insecurePeer;
+    }
   }
 
   /** The policy refuses the destination, or its host cannot be resolved: nothing was dialed. */

@@ -257,7 +257,7 @@ final class PeerConnection {
     // nothing is dialed before this node serves its own key document: the peer checks our login against it
     connecting = nodeUp.compose(v -> egress.resolve(url, persistent))
         .compose(destination -> client.connect(connectOptions(destination))
-            .map(ws -> new Connected(ws, sessionAllowed(destination))))
+            .map(ws -> new Connected(ws, destination.allowsSession(insecure))))
         .map(connected -> {
           WebSocket ws = connected.ws();
           ws.textMessageHandler(this::onFrame);
@@ -293,14 +293,6 @@ final class PeerConnection {
         .setServer(SocketAddress.inetSocketAddress(destination.port(), destination.address().getHostAddress()))
         .setConnectTimeout(callTimeoutMs)
         .setTimeout(callTimeoutMs);
-  }
-
-  /**
-   * PROTOCOL §6a v3 step 2: a server session needs TLS with the host verified, except to a loopback address or a
-   * peer configured {@code insecure}; over plain ws:// elsewhere this server is only an anonymous caller.
-   */
-  private boolean sessionAllowed(EgressResolver.Destination destination) {
-    return destination.secure() || destination.loopback() || insecure;
   }
 
   private record Connected(WebSocket ws, boolean sessionAllowed) {

@@ -192,7 +192,7 @@ final class PeerKeys {
     Optional<AppConfig.Peer> peer = config.peer(serverLogin).filter(p -> p.url().equals(wsUrl));
     return egress.resolve(documentUrl, peer.isPresent())
         .compose(destination -> {
-          if (!destination.secure() && !destination.loopback() && !peer.map(AppConfig.Peer::insecure).orElse(false)) {
+          if (!destination.allowsSession(peer.map(AppConfig.Peer::insecure).orElse(false))) {
             return Future.failedFuture("plain http to a non-loopback address (a key is fetched over https only)");
           }
           RequestOptions request = new RequestOptions().setMethod(HttpMethod.GET)

@@ -128,6 +128,16 @@ class EgressResolverTest {
     }
   }
 
+  @Test
+  @DisplayName("a server session needs TLS, a loopback destination or a peer configured insecure")
+  void sessionTransport() {
+    InetAddress any = Cidr.literal("127.0.0.1");
+    assertThat(new EgressResolver.Destination("h", 80, false, any, false).allowsSession(false)).isFalse();
+    assertThat(new EgressResolver.Destination("h", 80, false, any, false).allowsSession(true)).isTrue();
+    assertThat(new EgressResolver.Destination("h", 443, true, any, false).allowsSession(false)).isTrue();
+    assertThat(new EgressResolver.Destination("h", 80, false, any, true).allowsSession(false)).isTrue();
+  }
+
   private static <T> T await(Future<T> future) throws Exception {
     return future.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
   }
