@@ -54,7 +54,7 @@ class PeerTableIT {
     node = Vertx.vertx();
     node.deployVerticle(new PeerVerticle(server.config(), new ServerIdentity("s1", server.url(),
         KeyFile.generate(null).privateKey()), new SignatureVerifier(node, 100), Clock.systemUTC(),
-        ShineMetrics.disabled(), 2)).await();
+        ShineMetrics.disabled(), Future.succeededFuture(), 2)).await();
   }
 
   @AfterEach
