@@ -26,7 +26,8 @@
 # during each run's measured window into run/bench/<scenario>-<run>-<server>.jfr (read with `jfr print` or JMC).
 # SHINE_BENCH_S1_RATE / SHINE_BENCH_S2_RATE change the open loops' rates, SHINE_BENCH_ABUSE_RATE the honest load of
 # the abuse scenarios and SHINE_BENCH_FLOOD_RATE their flood. Servers listen on 127.0.0.1:7301..7304
-# (SHINE_BENCH_PORT_BASE=7300); logs, configs, keys and each run's full output are in run/bench/.
+# (SHINE_BENCH_PORT_BASE=7300) on databases shine_bench_s1..s4 (SHINE_BENCH_DB_PREFIX=shine_bench: two runs on one
+# machine need both apart); logs, configs, keys and each run's full output are in run/bench/.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 DIR="$ROOT/run/bench"
@@ -34,6 +35,7 @@ DOC="$ROOT/docs/BENCHMARKS.md"
 BEGIN_MARK='<!-- bench.sh:begin -->'
 END_MARK='<!-- bench.sh:end -->'
 PORT_BASE="${SHINE_BENCH_PORT_BASE:-7300}"
+DB_PREFIX="${SHINE_BENCH_DB_PREFIX:-shine_bench}"
 ALL_SCENARIOS=(S1 S1-offline S1-open S2 S2-open)
 ABUSE_SCENARIOS=(tarpit-none tarpit tarpit-control)
 ABUSE_BEGIN_MARK='<!-- bench.sh:abuse:begin -->'
@@ -59,7 +61,7 @@ while [ $# -gt 0 ]; do
     --no-write) write=0; shift ;;
     --jfr) jfr=1; shift ;;
     --before-jar) before_jar="$2"; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see scripts/bench.sh --help)" ;;
   esac
 done
@@ -88,7 +90,7 @@ servers_of() { case "$1" in one) echo s1 ;; pair) echo s1 s3 ;; four) echo s1 s2
 is_abuse() { [[ "$1" == tarpit* ]]; }
 port_of() { echo $((PORT_BASE + ${1#s})); }
 url_of() { echo "ws://127.0.0.1:$(port_of "$1")/ws"; }
-db_of() { echo "shine_bench_$1"; }
+db_of() { echo "${DB_PREFIX}_$1"; }
 key_file() { echo "$DIR/$1.key"; }
 public_key_of() { sed -n 's/.*"publicKeyB64" *: *"\([^"]*\)".*/\1/p' "$(key_file "$1")"; }
 psql_admin() { PGPASSWORD="${SHINE_DB_PASSWORD:-}" psql -h "$DB_HOST" -p "$DB_PORT" -U "$DB_USER" -d postgres "$@"; }
@@ -221,7 +223,7 @@ value() {
 
 # each PREFIX LINE: "name v · name v" over the keys PREFIX<name>=v of a RESULT line.
 each() {
-  tr ' ' '\n' <<< "$2" | sed -n "s/^$1\([^=]*\)=\(.*\)$/\1 \2/p" | sed 's/^shine_bench_//; s/ na$/ –/' \
+  tr ' ' '\n' <<< "$2" | sed -n "s/^$1\([^=]*\)=\(.*\)$/\1 \2/p" | sed "s/^${DB_PREFIX}_//; s/ na$/ –/" \
     | paste -sd'|' - | sed 's/|/ · /g'
 }
 
