@@ -403,7 +403,9 @@ for scenario in "${scenarios[@]}"; do
 done
 stop_servers
 
-command_line="scripts/bench.sh --runs $runs --seconds $seconds --warmup $warmup${only:+ --only $only}$([ "$warm" = 1 ] && echo ' --warm')${before_jar:+ --before-jar $before_jar}"
+command_line="scripts/bench.sh --runs $runs --seconds $seconds --warmup $warmup${only:+ --only $only}"
+[ "$warm" = 1 ] && command_line="$command_line --warm"
+command_line="$command_line${before_jar:+ --before-jar $before_jar}"
 # publish TABLE BEGIN END HEADING: prints the table and writes it, with how it was made, between the markers.
 publish() {
   local table="$1" begin="$2" end="$3" heading="$4" block
