@@ -89,6 +89,7 @@ public final class GatewayVerticle extends VerticleBase {
   private final PerKeyLimit polls;
   private final ConnectionBudget connections;
   private final SendRateLimiter sendRates;
+  private final OpLimits limits;
   private final ShineMetrics metrics;
   private final StorageHealth health;
   private final SessionRegistry registry;
@@ -109,8 +110,8 @@ public final class GatewayVerticle extends VerticleBase {
   private boolean draining;
 
   public GatewayVerticle(AppConfig config, Clock clock, ServerIdentity identity, SignatureVerifier verifier,
-      PerKeyLimit polls, ConnectionBudget connections, SendRateLimiter sendRates, ShineMetrics metrics,
-      StorageHealth health, SessionRegistry registry) {
+      PerKeyLimit polls, ConnectionBudget connections, SendRateLimiter sendRates, OpLimits limits,
+      ShineMetrics metrics, StorageHealth health, SessionRegistry registry) {
     this.config = config;
     this.clock = clock;
     this.identity = identity;
@@ -118,6 +119,7 @@ public final class GatewayVerticle extends VerticleBase {
     this.polls = polls;
     this.connections = connections;
     this.sendRates = sendRates;
+    this.limits = Objects.requireNonNull(limits);
     this.metrics = metrics;
     this.health = Objects.requireNonNull(health);
     this.registry = registry;
@@ -126,7 +128,7 @@ public final class GatewayVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     frames = new Frames(Json.MAPPER);
-    dispatcher = new OpDispatcher(vertx, config, frames, verifier, sendRates);
+    dispatcher = new OpDispatcher(vertx, config, frames, verifier, sendRates, limits);
     liveness = new Liveness(vertx, Liveness.DEFAULT_BOUND_MS);
     Router router = Router.router(vertx);
     router.route().handler(ctx -> {

@@ -20,6 +20,7 @@ import org.shine.server.directory.DirectoryVerticle;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.gateway.ConnectionBudget;
 import org.shine.server.gateway.GatewayVerticle;
+import org.shine.server.gateway.OpLimits;
 import org.shine.server.gateway.SendRateLimiter;
 import org.shine.server.gateway.SessionRegistry;
 import org.shine.server.hub.HubSubscribers;
@@ -77,6 +78,7 @@ public final class ShineServer {
         config.limits().maxConnectionsPerIp());
     SendRateLimiter sendRates = new SendRateLimiter(config.limits().sendsPerUserPerS(),
         config.limits().maxConnections(), System::nanoTime);
+    OpLimits limits = new OpLimits(config.limits(), System::nanoTime);
     AttemptSlots slots = new AttemptSlots(config.delivery().maxInFlight() + config.delivery().queueCapacity());
     SessionRegistry sessions = new SessionRegistry();
     HubSubscribers subscribers = new HubSubscribers(HUB_SUBSCRIBERS_KNOWN);
@@ -101,7 +103,7 @@ public final class ShineServer {
         .compose(v -> deploy(() -> new OpsVerticle(config, clock, metrics, sessions), 1))
         .onSuccess(id -> opsDeployment = id)
         .compose(v -> deploy(() -> new GatewayVerticle(config, clock, identity, verifier, polls, connections,
-            sendRates, metrics, health, sessions), n.gateway()))
+            sendRates, limits, metrics, health, sessions), n.gateway()))
         .onSuccess(id -> gatewayDeployment = id)
         .onSuccess(v -> LOG.info("server {} is up at {} [http: {}:{}, metrics: {}, admin API: {}]",
             config.serverLogin(), config.publicUrl(), config.http().host(), config.http().port(),
