@@ -41,8 +41,8 @@ public final class SyncVerticle extends VerticleBase {
     Pool pool = Database.sharedPool(vertx, config.db());
     SyncRepository repository = new SyncRepository(pool, config.serverLogin());
     SyncSource source = new SyncSource(repository, config.limits().maxResponseBytes());
-    SyncPuller puller = new SyncPuller(config, vertx.eventBus(), repository, new SettingsRepository(pool),
-        new DirectoryRepository(pool), new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), clock,
+    SyncPuller puller = new SyncPuller(config, vertx.eventBus(), repository,
+        new SettingsRepository(pool, config.quotas()), new DirectoryRepository(pool), new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), clock,
         health);
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
