@@ -32,9 +32,10 @@ import picocli.CommandLine.Spec;
  * {@code --json}. Exit codes: 0 done, 1 the API answered an error or cannot be reached, 2 a usage error.
  */
 @Command(name = "admin", mixinStandardHelpOptions = true,
-    description = "Read a node's backlog and peers through its admin API (admin.port in the config).",
+    description = "Read a node's backlog and peers, and make invite codes, through its admin API (admin.port in the"
+        + " config).",
     subcommands = {AdminCommand.Peers.class, AdminCommand.Deliveries.class, AdminCommand.RetryPeer.class,
-        AdminCommand.User.class})
+        AdminCommand.User.class, AdminCommand.Invite.class})
 public final class AdminCommand implements Callable<Integer> {
   /** Exit code when the API answers an error or cannot be reached. */
   public static final int FAILED = 1;
@@ -256,6 +257,28 @@ public final class AdminCommand implements Callable<Integer> {
             out.println("unsynced for " + extra.getKey() + ": " + extra.getValue().asText());
           }
         }
+      });
+    }
+  }
+
+  /** {@code admin invite}. */
+  @Command(name = "invite", mixinStandardHelpOptions = true,
+      description = {"Make a one-time invite code: with directory.registration \"invite\", a new user registers here",
+          "with it (client register --invite CODE). Only its hash is kept; it is shown once."})
+  static final class Invite implements Callable<Integer> {
+    @ParentCommand
+    AdminCommand admin;
+
+    @Option(names = "--expires-in-s", defaultValue = "604800", paramLabel = "S",
+        description = "valid for S seconds, 60 to 604800 (7 days, the default)")
+    long expiresInS;
+
+    @Override
+    public Integer call() {
+      return admin.call("POST", "/invites?expiresInS=" + expiresInS, (body, out) -> {
+        out.println(text(body.get("code")));
+        out.println("one use, valid until " + time(body.get("expiresAtMs")) + " (directory.registration here: "
+            + text(body.get("registration")) + ")");
       });
     }
   }

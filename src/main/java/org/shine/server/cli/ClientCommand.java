@@ -124,6 +124,11 @@ final class ClientCommand {
     @Option(names = "--version", paramLabel = "N", description = "the card's version (default: the stored one + 1)")
     Long version;
 
+    @Option(names = "--invite", paramLabel = "CODE", description = {"an invite code of a server that wants one for a"
+        + " new user (directory.registration \"invite\"; its operator makes it with admin invite); give one per"
+        + " --server, in the same order"})
+    List<String> invites = new ArrayList<>();
+
     @Option(names = "--json", description = "the servers' answers as JSON lines")
     boolean json;
 
@@ -138,6 +143,9 @@ final class ClientCommand {
       if (servers.size() > 2) {
         throw CliFailure.usage("register takes one or two --server URLs");
       }
+      if (invites.size() > servers.size()) {
+        throw CliFailure.usage("register takes at most one --invite per --server");
+      }
       ClientSupport.Identity user = ClientSupport.identity(keyFile, login);
       Vertx vertx = Vertx.vertx();
       try {
@@ -151,7 +159,7 @@ final class ClientCommand {
         long cardVersion = version != null ? version : nextVersion(clients.get(0), user.login());
         for (int i = 0; i < clients.size(); i++) {
           JsonNode answer = ClientSupport.await(clients.get(i).publishCard(user.login(), user.key(), routes,
-              cardVersion));
+              cardVersion, i < invites.size() ? invites.get(i) : null));
           context.out().println(json ? answer.toString() : "registered " + user.login() + " on "
               + routes.get(i).getKey() + " (" + routes.get(i).getValue() + "), card version " + cardVersion);
         }
@@ -375,8 +383,7 @@ final class ClientCommand {
 
       @Override
       int run(Vertx vertx, ClientSupport.Identity user) {
-        JsonNode settings = ClientSupport.await(session(vertx, user).request("GetUserSettings",
-            ShineClient.object())).path("settings");
+        JsonNode settings = ClientSupport.await(session(vertx, user).allSettings());
         if (key != null) {
           if (!settings.has(key)) {
             throw new CliFailure(CliFailure.NOT_FOUND, "no setting " + key);

@@ -36,6 +36,8 @@ public final class ShineClient {
   public static final String TIMEOUT = "TIMEOUT";
   /** The error code of a request whose connection closed before its answer (status 0). */
   public static final String CONNECTION_CLOSED = "CONNECTION_CLOSED";
+  /** The most GetUserSettings pages {@link #allSettings()} reads. */
+  public static final int MAX_SETTINGS_PAGES = 1_000;
   private static final SecureRandom RANDOM = new SecureRandom();
   private final Vertx vertx;
   private final WebSocketClient wsClient;
@@ -186,7 +188,46 @@ public final class ShineClient {
   /** Signs and publishes a card listing {@code routes} (serverLogin → url, in order). */
   public Future<JsonNode> publishCard(String login, KeyFile key, List<Map.Entry<String, String>> routes,
       long version) {
-    return request("PublishUserCard", object().set("card", signedCard(login, key, routes, version)));
+    return publishCard(login, key, routes, version, null);
+  }
+
+  /**
+   * As {@link #publishCard(String, KeyFile, List, long)}, with the invite code a server in
+   * {@code directory.registration} "invite" wants for a new login (null: none).
+   */
+  public Future<JsonNode> publishCard(String login, KeyFile key, List<Map.Entry<String, String>> routes,
+      long version, String inviteCode) {
+    ObjectNode payload = object();
+    payload.set("card", signedCard(login, key, routes, version));
+    if (inviteCode != null) {
+      payload.put("inviteCode", inviteCode);
+    }
+    return request("PublishUserCard", payload);
+  }
+
+  /**
+   * Every setting of the logged-in user (GetUserSettings page after page, PROTOCOL §13), in key order. Stops with a
+   * failure after {@link #MAX_SETTINGS_PAGES} pages, so a server that always answers {@code nextKey} cannot hold it.
+   */
+  public Future<ObjectNode> allSettings() {
+    return settingsFrom(null, object(), 0);
+  }
+
+  private Future<ObjectNode> settingsFrom(String afterKey, ObjectNode collected, int pages) {
+    if (pages >= MAX_SETTINGS_PAGES) {
+      return Future.failedFuture(new ShineClientException(0, "TOO_MANY_PAGES", "GetUserSettings answered more than "
+          + MAX_SETTINGS_PAGES + " pages"));
+    }
+    ObjectNode payload = object();
+    if (afterKey != null) {
+      payload.put("afterKey", afterKey);
+    }
+    return request("GetUserSettings", payload).compose(page -> {
+      page.path("settings").properties().forEach(e -> collected.set(e.getKey(), e.getValue()));
+      JsonNode next = page.get("nextKey");
+      return next != null && next.isTextual() && !next.asText().equals(afterKey)
+          ? settingsFrom(next.asText(), collected, pages + 1) : Future.succeededFuture(collected);
+    });
   }
 
   /** A signed card as JSON. */

@@ -8,6 +8,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.time.Clock;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -15,6 +17,8 @@ import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
+import org.shine.server.db.InviteRepository;
+import org.shine.server.directory.InviteCodes;
 import org.shine.server.db.OpsRepository;
 import org.shine.server.dm.Logins;
 import org.shine.server.gateway.SessionRegistry;
@@ -32,8 +36,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The admin API of one node (PROTOCOL §12), JSON over HTTP on the loopback listener of {@code admin}:
  * {@code GET /admin/v1/peers}, {@code GET /admin/v1/deliveries?state=accepted|failed&limit=N},
- * {@code POST /admin/v1/deliveries/retry-peer/{serverLogin}} and {@code GET /admin/v1/users/{login}}. Errors
- * answer {@code {"error":{"code","message"}}} with the status of PROTOCOL §2.
+ * {@code POST /admin/v1/deliveries/retry-peer/{serverLogin}}, {@code GET /admin/v1/users/{login}} and
+ * {@code POST /admin/v1/invites?expiresInS=N} (PROTOCOL §13: a one-time invite code). Errors answer
+ * {@code {"error":{"code","message"}}} with the status of PROTOCOL §2.
  */
 public final class AdminApi {
   /** Prefix of every admin route. */
@@ -46,17 +51,21 @@ public final class AdminApi {
   private final OpsRepository ops;
   private final DirectoryRepository directory;
   private final SessionRegistry sessions;
+  private final InviteRepository invites;
+  private final Clock clock;
 
   public AdminApi(Vertx vertx, AppConfig config, OpsRepository ops, DirectoryRepository directory,
-      SessionRegistry sessions) {
+      SessionRegistry sessions, InviteRepository invites, Clock clock) {
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.ops = Objects.requireNonNull(ops);
     this.directory = Objects.requireNonNull(directory);
     this.sessions = Objects.requireNonNull(sessions);
+    this.invites = Objects.requireNonNull(invites);
+    this.clock = Objects.requireNonNull(clock);
   }
 
-  /** A router serving the four endpoints. */
+  /** A router serving the five endpoints. */
   public Router router() {
     Router router = Router.router(vertx);
     router.get(PREFIX + "/peers").handler(ctx -> answer(ctx, peers()));
@@ -64,9 +73,10 @@ public final class AdminApi {
     router.post(PREFIX + "/deliveries/retry-peer/:serverLogin")
         .handler(ctx -> answer(ctx, retryPeer(ctx.pathParam("serverLogin"))));
     router.get(PREFIX + "/users/:login").handler(ctx -> answer(ctx, user(ctx.pathParam("login"))));
+    router.post(PREFIX + "/invites").handler(ctx -> answer(ctx, invite(ctx)));
     router.route().last().handler(ctx -> error(ctx, new ProtocolException(Status.NOT_FOUND, ErrorCode.UNKNOWN_OP,
         "no admin endpoint " + ctx.request().method() + " " + ctx.request().path() + "; see " + PREFIX
-            + "/peers, /deliveries, /deliveries/retry-peer/{serverLogin}, /users/{login}")));
+            + "/peers, /deliveries, /deliveries/retry-peer/{serverLogin}, /users/{login}, POST /invites")));
     return router;
   }
 
@@ -142,6 +152,35 @@ public final class AdminApi {
             return (JsonNode) Json.MAPPER.createObjectNode().put("serverLogin", serverLogin).put("url", found.get())
                 .put("claimed", claimed);
           });
+    });
+  }
+
+  /**
+   * A one-time invite code for {@code directory.registration} "invite" (PROTOCOL §13), valid {@code expiresInS}
+   * (60 s to 7 days, default 7 days). The code is answered once and only its hash is stored.
+   */
+  private Future<JsonNode> invite(RoutingContext ctx) {
+    long lifetimeS;
+    try {
+      String given = ctx.queryParams().get("expiresInS");
+      lifetimeS = given == null ? InviteCodes.MAX_LIFETIME_S : Long.parseLong(given);
+    } catch (NumberFormatException e) {
+      lifetimeS = -1;
+    }
+    if (lifetimeS < InviteCodes.MIN_LIFETIME_S || lifetimeS > InviteCodes.MAX_LIFETIME_S) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD, "expiresInS must be a number"
+          + " from " + InviteCodes.MIN_LIFETIME_S + " to " + InviteCodes.MAX_LIFETIME_S + " (7 days)"));
+    }
+    String code = InviteCodes.mint();
+    long now = clock.millis();
+    long expiresAtMs = now + lifetimeS * 1000;
+    long expiresInS = lifetimeS;
+    return invites.create(InviteCodes.hash(code), now, expiresAtMs).map(v -> {
+      LOG.info("admin: invite code made [expiresAtMs: {}, registration: {}]", expiresAtMs,
+          config.directory().registration());
+      return (JsonNode) Json.MAPPER.createObjectNode().put("code", code).put("expiresAtMs", expiresAtMs)
+          .put("expiresInS", expiresInS)
+          .put("registration", config.directory().registration().name().toLowerCase(Locale.ROOT));
     });
   }
 

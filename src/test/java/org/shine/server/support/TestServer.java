@@ -44,6 +44,10 @@ public final class TestServer implements AutoCloseable {
     root.set("db", Json.MAPPER.valueToTree(db));
     // a local federation lives on loopback (PROTOCOL §13): every test server may dial 127.0.0.0/8, nothing else
     root.putObject("egress").putArray("allowCidrs").add("127.0.0.0/8");
+    // the fixture registers users of other servers (and of stubs and dead routes) on a server directly, which
+    // directory.registration "served", the default, refuses (PROTOCOL §13): test servers take any card unless a test
+    // names the mode (AdmissionIT tests served and invite)
+    root.putObject("directory").put("registration", "open");
     try {
       var overrides = Json.MAPPER.readTree(overridesJson);
       overrides.properties().forEach(e -> root.set(e.getKey(), e.getValue()));
