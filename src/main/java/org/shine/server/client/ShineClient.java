@@ -49,11 +49,11 @@ public final class ShineClient {
   private volatile Consumer<JsonNode> rawListener = frame -> { };
   private volatile boolean closed;
 
-  private ShineClient(Vertx vertx, boolean offerCompression) {
+  private ShineClient(Vertx vertx, boolean offerCompression, String localAddress) {
     this.vertx = vertx;
     this.wsClient = vertx.createWebSocketClient(new WebSocketClientOptions()
         .setMaxFrameSize(4 << 20).setMaxMessageSize(4 << 20)
-        .setTryUsePerMessageCompression(offerCompression));
+        .setTryUsePerMessageCompression(offerCompression).setLocalAddress(localAddress));
   }
 
   /** Connects to a {@code ws://host:port/ws} URL. */
@@ -66,7 +66,18 @@ public final class ShineClient {
    * browsers and Node always do (whether the server took it: {@link #compressed()}).
    */
   public static Future<ShineClient> connect(Vertx vertx, String url, boolean offerCompression) {
-    ShineClient client = new ShineClient(vertx, offerCompression);
+    return connect(new ShineClient(vertx, offerCompression, null), url);
+  }
+
+  /**
+   * As {@link #connect(Vertx, String)} from the local address {@code localAddress} (e.g. another loopback address,
+   * for the per-address limits of PROTOCOL §11 and §13).
+   */
+  public static Future<ShineClient> connectFrom(Vertx vertx, String url, String localAddress) {
+    return connect(new ShineClient(vertx, false, localAddress), url);
+  }
+
+  private static Future<ShineClient> connect(ShineClient client, String url) {
     return client.wsClient.connect(WsUrls.connectOptions(url)).map(ws -> {
       client.socket = ws;
       ws.textMessageHandler(client::onFrame);
