@@ -78,4 +78,5 @@ done
 wait_server_sessions "$DIR" "${SERVERS[@]}"
 log "servers up from $SERVER_JAR: s1 (pid $(cat "$DIR/s1.pid")), s2 (pid $(cat "$DIR/s2.pid"))"
 java $JAVA_OPTS -jar "$JAR" bench spam --server "$(url_of s1)" --recipient-server "$(url_of s2)" \
-  --server-pid "s1=$(cat "$DIR/s1.pid")" --server-pid "s2=$(cat "$DIR/s2.pid")" "$@"
+  --server-pid "s1=$(cat "$DIR/s1.pid")" --server-pid "s2=$(cat "$DIR/s2.pid")" \
+  --db-name "$(db_of s1)" --db-name "$(db_of s2)" "$@"

@@ -81,6 +81,10 @@ final class SpamBench {
     @Option(names = "--server-pid", paramLabel = "NAME=PID", description = "CPU of that process; repeatable")
     List<String> serverPids = new ArrayList<>();
 
+    @Option(names = "--db-name", paramLabel = "NAME",
+        description = "CPU of the PostgreSQL backends serving that database; repeatable")
+    List<String> dbNames = new ArrayList<>();
+
     @Option(names = "--tag", paramLabel = "TAG", description = "login prefix (default: random)")
     String tag;
 
@@ -144,7 +148,7 @@ final class SpamBench {
     for (int i = 0; o.spamWindow > 0 && i < o.spamConnections; i++) {
       flood.add(ShineClient.connectFrom(vertx, o.recipientServer, "127.0.0." + (2 + i % o.spamAddresses)).await());
     }
-    ProcessCpu cpu = new ProcessCpu(o.serverPids, List.of());
+    ProcessCpu cpu = new ProcessCpu(o.serverPids, o.dbNames);
     MetricsScrape scrape = new MetricsScrape(vertx);
     Run run = new Run(System.nanoTime() + TimeUnit.SECONDS.toNanos(o.warmup),
         System.nanoTime() + TimeUnit.SECONDS.toNanos(o.warmup + o.seconds));
