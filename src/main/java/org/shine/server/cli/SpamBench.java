@@ -14,7 +14,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
@@ -29,15 +28,14 @@ import picocli.CommandLine.Option;
  * straight to the recipient's server from logins the spammer registered there itself, each copy validly signed, to
  * other users of that server. Reports the honest pairs' delivered latency (the SendMessagePair answer comes on the
  * first recipient ACK; from the intended send time) beside the flood's answers per second and the CPU of each
- * process. Users are registered from several loopback addresses, as {@code limits.cardsPerIpPerMin} wants; the
- * flood comes from {@code --spam-addresses} loopback addresses. Ends with one {@code RESULT key=value ...} line.
+ * process. Users are registered by a {@link Registrar}; the flood comes from {@code --spam-addresses} loopback
+ * addresses. Ends with one {@code RESULT key=value ...} line.
  */
 final class SpamBench {
   static final String DESCRIPTION = "Honest deliveries (an open loop of R pairs/s, sender on --server, recipient on"
       + " --recipient-server) beside a flood of ReceiveIncomingMessage from self-registered logins to the recipient's"
       + " server: delivered latency percentiles, the flood's answers, CPU per process; ends with one RESULT line.";
-  private static final int CARDS_PER_ADDRESS = 25;
-  private static final long WAIT_CARDS_MS = 30_000;
+  private static final long WAIT_CARDS_MS = 60_000;
 
   /** The command line of {@code bench spam}. */
   static final class Options {
@@ -115,22 +113,23 @@ final class SpamBench {
     List<String> victims = new ArrayList<>();
     System.out.printf(Locale.ROOT, "registering %s-alice on %s, %s-bob, %d victims and %d spammers on %s...%n", tag,
         serverLogin, tag, o.victims, o.spammers, recipientLogin);
-    Registrar registrar = new Registrar(vertx);
-    registrar.register(o.server, alice, serverLogin);
-    registrar.register(o.recipientServer, bob, recipientLogin);
-    for (int i = 0; i < o.victims; i++) {
-      KeyFile victim = KeyFile.generate(tag + "-v" + i);
-      registrar.register(o.recipientServer, victim, recipientLogin);
-      victims.add(victim.login().orElseThrow());
+    List<Map.Entry<String, String>> here = List.of(Map.entry(serverLogin, o.server));
+    List<Map.Entry<String, String>> there = List.of(Map.entry(recipientLogin, o.recipientServer));
+    try (Registrar registrar = new Registrar(vertx)) {
+      registrar.publish(alice.login().orElseThrow(), alice, here).await();
+      registrar.publish(bob.login().orElseThrow(), bob, there).await();
+      for (int i = 0; i < o.victims; i++) {
+        KeyFile victim = KeyFile.generate(tag + "-v" + i);
+        registrar.publish(victim.login().orElseThrow(), victim, there).await();
+        victims.add(victim.login().orElseThrow());
+      }
+      for (int i = 0; i < o.spammers; i++) {
+        KeyFile spammer = KeyFile.generate(tag + "-m" + i);
+        registrar.publish(spammer.login().orElseThrow(), spammer, there).await();
+        spammers.add(spammer);
+      }
+      registrar.awaitKnown(List.of(o.server, o.recipientServer), WAIT_CARDS_MS);
     }
-    for (int i = 0; i < o.spammers; i++) {
-      KeyFile spammer = KeyFile.generate(tag + "-m" + i);
-      registrar.register(o.recipientServer, spammer, recipientLogin);
-      spammers.add(spammer);
-    }
-    registrar.awaitCard(o.server, bob.login().orElseThrow());
-    registrar.awaitCard(o.recipientServer, alice.login().orElseThrow());
-    registrar.close();
 
     System.out.printf(Locale.ROOT, "signing %d flood copies...%n", o.spamWindow == 0 ? 0 : o.spamPool);
     List<String> pool = new ArrayList<>();
@@ -302,48 +301,6 @@ final class SpamBench {
     Run(long measureFromNanos, long endNanos) {
       this.measureFromNanos = measureFromNanos;
       this.endNanos = endNanos;
-    }
-  }
-
-  /**
-   * Publishes cards, {@link #CARDS_PER_ADDRESS} from each loopback address (127.0.1.1, 127.0.1.2, ...), so that a
-   * server's {@code limits.cardsPerIpPerMin} takes them all.
-   */
-  private static final class Registrar {
-    private final Vertx vertx;
-    private final Map<String, ShineClient> clients = new ConcurrentHashMap<>();
-    private final AtomicLong published = new AtomicLong();
-
-    Registrar(Vertx vertx) {
-      this.vertx = vertx;
-    }
-
-    void register(String url, KeyFile key, String serverLogin) {
-      String address = "127.0.1." + (1 + published.getAndIncrement() / CARDS_PER_ADDRESS);
-      ShineClient client = clients.computeIfAbsent(url + " " + address,
-          k -> ShineClient.connectFrom(vertx, url, address).await());
-      client.publishCard(key.login().orElseThrow(), key, List.of(Map.entry(serverLogin, url)), 1).await();
-    }
-
-    /** Waits until the server at {@code url} has {@code login}'s card (relayed from the login's own server). */
-    void awaitCard(String url, String login) {
-      ShineClient client = ShineClient.connect(vertx, url).await();
-      long deadline = System.currentTimeMillis() + WAIT_CARDS_MS;
-      try {
-        while (client.request("GetUserCard", ShineClient.object().put("login", login)).otherwiseEmpty().await()
-            == null) {
-          if (System.currentTimeMillis() > deadline) {
-            throw new IllegalStateException(url + " has no card of " + login + " after " + WAIT_CARDS_MS + " ms");
-          }
-          sleepUntil(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100));
-        }
-      } finally {
-        client.close();
-      }
-    }
-
-    void close() {
-      clients.values().forEach(ShineClient::close);
     }
   }
 }
