@@ -2,6 +2,7 @@ package org.shine.server.adapter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpClientAgent;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.shine.server.client.ContainerVerifier;
 import org.shine.server.client.ShineClient;
 import org.shine.server.support.Eventually;
 import org.shine.server.support.TestDatabase;
@@ -192,8 +194,9 @@ class AdapterIT {
     // a processor claims it and dies before finishing
     assertThat(inbox.claimReady(System.currentTimeMillis(), 300, 10)).hasSize(1);
     List<String> handled = new CopyOnWriteArrayList<>();
+    // an event without a container: nothing to verify, no card is read
     InboxProcessor survivor = new InboxProcessor(inbox, event -> handled.add(event.get("eventKey").asText()),
-        List.of(100L), 300);
+        ContainerVerifier.inline("bob", login -> Future.failedFuture("no card is read")), List.of(100L), 300);
 
     assertThat(survivor.runOnce()).isZero();
     Eventually.until("the lease runs out and the row is taken again", 5_000, () -> runOnce(survivor) == 1);
