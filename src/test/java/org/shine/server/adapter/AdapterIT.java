@@ -120,8 +120,10 @@ class AdapterIT {
     AtomicInteger handled = new AtomicInteger();
     AtomicBoolean serverStopped = new AtomicBoolean();
     Inbox inbox = Inbox.open(dir.resolve("inbox.db").toString());
-    // GIVEN the server goes away after the inbox commit and before the ACK
-    HubAdapter adapter = new HubAdapter(settings(server[0], bob, 1, List.of(100L)), inbox,
+    // GIVEN the server goes away after the inbox commit and before the ACK; Phase 2 cannot read alice's card to
+    // verify the event until the server is back, so it retries on a schedule that outlasts the restart
+    HubAdapter adapter = new HubAdapter(settings(server[0], bob, 1, List.of(500L, 1_000L, 2_000L, 4_000L, 8_000L,
+        16_000L)), inbox,
         event -> handled.incrementAndGet(), eventKey -> {
           if (serverStopped.compareAndSet(false, true)) {
             server[0].close();
@@ -140,7 +142,7 @@ class AdapterIT {
     Eventually.until("the hub has its ACK", 30_000,
         () -> count(server[0], "SELECT count(*) FROM hub_queue WHERE NOT acked") == 0);
     assertThat(inbox.all()).hasSize(1);
-    Eventually.until("the inbox row is done", 5_000, () -> allDone(inbox, 1));
+    Eventually.until("the inbox row is done", 20_000, () -> allDone(inbox, 1));
     assertThat(handled.get()).isEqualTo(1);
   }
 
