@@ -230,6 +230,27 @@ class ContainerVerifierTest {
   }
 
   @Test
+  @DisplayName("the shared card vector (web-codec-vectors.json) is what ShineClient signs, and its key verifies the"
+      + " vector containers, as the web chat's verify.js finds too")
+  void sharedCardVector() throws Exception {
+    JsonNode vectors;
+    try (java.io.InputStream in = getClass().getResourceAsStream("/dm/web-codec-vectors.json")) {
+      vectors = Json.MAPPER.readTree(in);
+    }
+    Base64.Decoder base64 = Base64.getDecoder();
+    KeyFile key = new KeyFile(Optional.of("alice"), base64.decode(vectors.at("/key/publicKeyB64").asText()),
+        base64.decode(vectors.at("/key/privateKeyB64").asText()));
+    JsonNode card = vectors.get("card");
+    // as text: the JSON number 3 reads back as an int, the card holds a long
+    assertThat(card.toString()).isEqualTo(ShineClient.signedCard("alice", key, List.of(Map.entry("s1",
+        "ws://127.0.0.1:7101/ws"), Map.entry("s2", "ws://127.0.0.1:7102/ws")), 3).toString());
+    CardKeys.Keys keys = CardKeys.of("alice", card);
+    assertThat(keys.problem()).isNull();
+    DmContainer first = DmCodec.parse(base64.decode(vectors.at("/containers/0/containerB64").asText()));
+    assertThat(first.verifySignature(keys.keys().get(0))).isTrue();
+  }
+
+  @Test
   @DisplayName("on Vert.x (signatures checked on worker threads) the verdicts are the same")
   void onWorkers(Vertx vertx) {
     cards.put("bob", bob);
