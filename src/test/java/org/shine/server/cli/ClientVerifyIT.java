@@ -20,6 +20,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.shine.server.adapter.Inbox;
 import org.shine.server.client.MessageBody;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.Verdict;
@@ -192,6 +193,21 @@ class ClientVerifyIT {
       assertThat(ref).isEqualTo(genuine.baseKey());
       assertThat(server.count("SendReadReceipt")).isEqualTo(1);
     }
+  }
+
+  @Test
+  @DisplayName("adapter rejected lists the events whose container did not verify, with the reason")
+  void adapterRejected() throws Exception {
+    Path file = dir.resolve("inbox.db");
+    Inbox inbox = Inbox.open(file.toString());
+    inbox.store("IncomingDirectMessage|forged", "1", "{}", 1);
+    inbox.store("IncomingDirectMessage|fine", "2", "{}", 2);
+    inbox.markRejected("IncomingDirectMessage|forged", "signature does not match alice's key");
+
+    Cli.Result rejected = Cli.run("adapter", "rejected", "--inbox", file.toString());
+    assertThat(rejected.exitCode()).as(rejected.err()).isZero();
+    assertThat(rejected.out().lines().toList()).containsExactly(
+        "IncomingDirectMessage|forged\tsignature does not match alice's key");
   }
 
   /**
