@@ -171,7 +171,8 @@ public final class ContainerVerifier {
         return Future.succeededFuture(Verdict.notVerified(keys.problem()));
       }
       return work(() -> keys.keys().stream().anyMatch(container::verifySignature)).map(valid -> valid
-          ? Verdict.VERIFIED : Verdict.notVerified("signature does not match " + author + "'s key"));
+          ? Verdict.VERIFIED : Verdict.notVerified("signature does not match " + author + "'s key"))
+          .otherwise(failure -> Verdict.unchecked("the signature could not be checked: " + failure));
     }, failure -> Future.succeededFuture(Verdict.unchecked(author + "'s card could not be read: "
         + failure.getMessage())));
   }
