@@ -142,13 +142,15 @@ class SyncIT {
   }
 
   @Test
-  @DisplayName("one pull: every settings page before the first DM page, and bad containers are not ACKed")
+  @DisplayName("one pull: every settings page before the first DM page; a garbage container and a forged one are"
+      + " ACKed and quarantined (PROTOCOL §8 v3), not stored")
   void settingsFirstAndBadItemsRejected(Vertx vertx) {
     StubPeer source = world.stub();
     TestServer s2 = world.server("s2");
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
-    alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
+    alice.publish(vertx, List.of(Map.entry(source.serverLogin(), source.url()), Map.entry("s2", s2.url())), 1,
+        s2.url());
     bob.publish(vertx, List.of(Map.entry("s2", s2.url())), 1, s2.url());
     SignedPair good1 = alice.pairTo(bob, "good one");
     SignedPair good2 = alice.pairTo(bob, "good two");
@@ -188,13 +190,19 @@ class SyncIT {
 
     Eventually.until("the DM page is stored and its ACK sent", 10_000, () -> dmAcks.size() >= 2);
 
-    int firstDm = order.indexOf("DmSyncBatch");
-    assertThat(order.subList(0, firstDm)).containsOnly("UserSettingsSyncBatch").hasSizeGreaterThanOrEqualTo(2);
+    // a snapshot: later pulls keep adding to the list
+    List<String> seen = List.copyOf(order);
+    int firstDm = seen.indexOf("DmSyncBatch");
+    assertThat(seen.subList(0, firstDm)).containsOnly("UserSettingsSyncBatch").hasSizeGreaterThanOrEqualTo(2);
     List<Long> acked = new ArrayList<>();
     dmAcks.get(1).forEach(id -> acked.add(id.asLong()));
-    assertThat(acked).containsExactlyInAnyOrder(11L, 14L);
+    assertThat(acked).containsExactlyInAnyOrder(11L, 12L, 13L, 14L);
     Sql sql = world.sql(s2);
     assertThat(sql.count("SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(2);
+    assertThat(sql.count("SELECT count(*) FROM sync_quarantine WHERE source_sync_id = 12 AND reason = 'malformed'"))
+        .isEqualTo(1);
+    assertThat(sql.count("SELECT count(*) FROM sync_quarantine WHERE source_sync_id = 13"
+        + " AND reason = 'bad_signature'")).isEqualTo(1);
     assertThat(sql.count("SELECT count(*) FROM user_setting WHERE owner = $1", alice.login())).isEqualTo(2);
   }
 
@@ -288,7 +296,8 @@ class SyncIT {
     TestServer s2 = world.server("s2", LONG_LAST_POINT);
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
-    alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
+    alice.publish(vertx, List.of(Map.entry(source.serverLogin(), source.url()), Map.entry("s2", s2.url())), 1,
+        s2.url());
     bob.publish(vertx, List.of(Map.entry("b1", dead.url())), 1, s2.url());
     long createdAt = System.currentTimeMillis() - 20_000;
     SignedPair trying = aged(alice, bob, createdAt, "the source is still trying");
@@ -332,7 +341,8 @@ class SyncIT {
     TestServer s2 = world.server("s2", NO_WORKER_TICKS);
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
-    alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
+    alice.publish(vertx, List.of(Map.entry(source.serverLogin(), source.url()), Map.entry("s2", s2.url())), 1,
+        s2.url());
     bob.publish(vertx, List.of(Map.entry("b1", dead.url())), 1, s2.url());
     long createdAt = System.currentTimeMillis() - 1_000;
     long nonce = ShineClient.randomNonce();
@@ -369,7 +379,8 @@ class SyncIT {
     TestServer s2 = world.server("s2");
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
-    alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
+    alice.publish(vertx, List.of(Map.entry(source.serverLogin(), source.url()), Map.entry("s2", s2.url())), 1,
+        s2.url());
     bob.publish(vertx, List.of(Map.entry("s2", s2.url())), 1, s2.url());
     SignedPair pair = alice.pairTo(bob, "say it twice");
     List<JsonNode> requests = new CopyOnWriteArrayList<>();
