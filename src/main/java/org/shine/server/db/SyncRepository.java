@@ -50,7 +50,7 @@ public final class SyncRepository {
    * (owner, sync_id) and merges them by sync_id, so its cost follows the page size rather than the backlog (or the
    * items before $4 a puller could not store); the blobs are joined to the chosen rows only.
    */
-  private static final String DM_PAGE =
+  static final String DM_PAGE =
       "WITH page AS (SELECT o.sync_id, o.owner, o.item_type, o.item_key FROM user_access_servers_current r"
           + " CROSS JOIN LATERAL (SELECT x.sync_id, x.owner, x.item_type, x.item_key FROM sync_outbox x"
           + " WHERE x.owner = r.login AND NOT x.synced AND x.sync_id > $4 AND x.item_type IN (1, 2, 3, 4)"
@@ -60,7 +60,7 @@ public final class SyncRepository {
           + " LEFT JOIN dm_message m ON p.item_type IN (1, 2) AND m.owner = p.owner AND m.base_key = p.item_key"
           + " LEFT JOIN dm_signal s ON p.item_type IN (3, 4) AND s.owner = p.owner AND s.signal_key = p.item_key"
           + " WHERE m.owner IS NOT NULL OR s.owner IS NOT NULL ORDER BY p.sync_id";
-  private static final String SETTINGS_PAGE =
+  static final String SETTINGS_PAGE =
       "WITH page AS (SELECT o.sync_id, o.owner, o.item_key FROM user_access_servers_current r"
           + " CROSS JOIN LATERAL (SELECT x.sync_id, x.owner, x.item_key FROM sync_outbox x"
           + " WHERE x.owner = r.login AND NOT x.synced AND x.sync_id > $4 AND x.item_type = 5"

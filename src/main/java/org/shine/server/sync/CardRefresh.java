@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
@@ -44,7 +45,7 @@ final class CardRefresh {
 
   /** Completes with whether a newer card of {@code author} was accepted here. */
   Future<Boolean> refresh(String author, Sibling source) {
-    return directory.find(author).otherwise(java.util.Optional.empty()).compose(stored -> {
+    return directory.find(author).otherwise(Optional.empty()).compose(stored -> {
       Set<String> urls = new LinkedHashSet<>();
       urls.add(source.url());
       stored.ifPresent(user -> user.routes().stream()

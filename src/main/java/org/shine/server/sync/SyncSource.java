@@ -12,8 +12,9 @@ import org.shine.server.db.SyncRepository.SettingItem;
 /**
  * The source side of DmSyncBatch and UserSettingsSyncBatch (PROTOCOL §8): flip the ACKed items of the previous
  * page to synced, then hand out the oldest unsynced ones after the request's {@code afterSyncId} (v3: so a puller
- * walks past items it cannot store yet). An item whose ACK is lost stays unsynced and comes again. A page also ends early, with {@code hasMore}, before its response would pass {@code limits.maxResponseBytes}
- * (it always carries at least one item), so no frame is larger than a peer accepts.
+ * walks past items it cannot store yet). An item whose ACK is lost stays unsynced and comes again. A page also ends
+ * early, with {@code hasMore}, before its response would pass {@code limits.maxResponseBytes} (it always carries at
+ * least one item), so no frame is larger than a peer accepts.
  */
 public final class SyncSource {
   /** Room kept for the envelope and the page's own fields. */

@@ -220,6 +220,34 @@ class SyncQuarantineIT {
         fromErin.baseKey())).isEqualTo(1);
   }
 
+  @Test
+  @DisplayName("by sync, a copy created 15 minutes ahead (within twice the skew) is stored, one 25 minutes ahead is"
+      + " left unACKed and not quarantined, and it holds back nothing after it")
+  void futureBoundOfSync() {
+    TestUser bob = world.user("bob", s2);
+    long now = System.currentTimeMillis();
+    SignedPair early = ShineClient.signPair("alice", alice.key(), "bob", now + 15 * 60_000,
+        ShineClient.randomNonce(), 0, "early".getBytes(StandardCharsets.UTF_8));
+    SignedPair tooEarly = ShineClient.signPair("alice", alice.key(), "bob", now + 25 * 60_000,
+        ShineClient.randomNonce(), 0, "too early".getBytes(StandardCharsets.UTF_8));
+    SignedPair after = alice.pairTo(bob, "after it");
+
+    dmItems.put(401L, dmItem(401, "pair", "alice", b64(tooEarly.incoming().bytes()),
+        b64(tooEarly.outgoing().bytes())));
+    dmItems.put(402L, dmItem(402, "pair", "alice", b64(early.incoming().bytes()), b64(early.outgoing().bytes())));
+    dmItems.put(403L, dmItem(403, "pair", "alice", b64(after.incoming().bytes()), b64(after.outgoing().bytes())));
+
+    Eventually.until("402 and 403 ACKed", 20_000, () -> acked.containsAll(List.of(402L, 403L)));
+    long pages = source.count("DmSyncBatch");
+    Eventually.until("two more pulls", 10_000, () -> source.count("DmSyncBatch") >= pages + 2);
+    assertThat(acked).doesNotContain(401L);
+    Sql sql = world.sql(s2);
+    assertThat(sql.count("SELECT count(*) FROM dm_message WHERE owner = 'alice'")).isEqualTo(2);
+    assertThat(sql.count("SELECT count(*) FROM dm_message WHERE base_key = $1", tooEarly.outgoing().baseKey()))
+        .isZero();
+    assertThat(sql.count("SELECT count(*) FROM sync_quarantine")).isZero();
+  }
+
   /** The stub serves {@code items} on every page of {@code op} until each is ACKed, recording the ACKs. */
   private void serve(String op, Map<Long, ObjectNode> items) {
     source.respond(op, (o, p) -> {
