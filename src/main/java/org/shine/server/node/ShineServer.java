@@ -2,6 +2,7 @@ package org.shine.server.node;
 
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
@@ -60,6 +61,8 @@ public final class ShineServer {
   private String gatewayDeployment;
   private ServerIdentity identity;
   private StorageHealth health;
+  /** Completes once the gateway listens: peers are dialed only then (they check our login at our key document). */
+  private final Promise<Void> gatewayUp = Promise.promise();
 
   /** On a Vert.x instance built without metrics: nothing is counted and {@code /metrics} is not served. */
   public ShineServer(Vertx vertx, AppConfig config, Clock clock) {
@@ -91,7 +94,8 @@ public final class ShineServer {
         .onSuccess(v -> health = StorageHealth.open(vertx, config.db()))
         .compose(v -> loadIdentity())
         .onSuccess(loaded -> identity = loaded)
-        .compose(v -> deploy(() -> new PeerVerticle(config, identity, verifier, clock, metrics), 1))
+        .compose(v -> deploy(() -> new PeerVerticle(config, identity, verifier, clock, metrics, gatewayUp.future()),
+            1))
         .onSuccess(id -> peerDeployment = id)
         .compose(v -> Future.all(
             deploy(() -> new DirectoryVerticle(config, clock, verifier), n.directory()),
@@ -108,7 +112,10 @@ public final class ShineServer {
         .onSuccess(id -> opsDeployment = id)
         .compose(v -> deploy(() -> new GatewayVerticle(config, clock, identity, verifier, polls, connections,
             sendRates, metrics, health, sessions), n.gateway()))
-        .onSuccess(id -> gatewayDeployment = id)
+        .onSuccess(id -> {
+          gatewayDeployment = id;
+          gatewayUp.tryComplete();
+        })
         .onSuccess(v -> LOG.info("server {} is up at {} [http: {}:{}, metrics: {}, admin API: {}]",
             config.serverLogin(), config.publicUrl(), config.http().host(), config.http().port(),
             config.metrics().enabled() ? "http://" + config.http().host() + ":" + config.http().port() + "/metrics"

@@ -109,8 +109,8 @@ class SyncIT {
   @Test
   @DisplayName("a page whose ACK is lost comes again, and the source flips items only on ACK")
   void lostAckRedelivers(Vertx vertx) {
-    TestServer s1 = world.server("s1");
     StubPeer s2 = world.stub().named("s2");
+    TestServer s1 = world.server("s1", "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + s2.url() + "\"}]}");
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url());
@@ -210,12 +210,13 @@ class SyncIT {
   @DisplayName("MarkAllUserSettingsUnsynced re-syncs the whole history and sends no old message again")
   void markAllUnsyncedResyncsWithoutResending(Vertx vertx) {
     StubPeer recipient = world.stub().acceptEverything();
+    world.sites("s1", "s2");
     TestServer s1 = world.server("s1");
     TestServer s2 = world.server("s2");
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url(), s2.url());
-    bob.publish(vertx, List.of(Map.entry("b1", recipient.url())), 1, s1.url(), s2.url());
+    bob.publish(vertx, List.of(Map.entry(recipient.serverLogin(), recipient.url())), 1, s1.url(), s2.url());
     ShineClient session = world.session(alice, s1);
     session.request("SetUserSetting", ShineClient.object().put("key", "lang").put("value", "eo")).await();
     for (int i = 0; i < 10; i++) {
@@ -257,8 +258,8 @@ class SyncIT {
     TestUser bob = TestUser.create("bob");
     TestUser carol = TestUser.create("carol");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", u2)), 1, s1.url());
-    bob.publish(vertx, List.of(Map.entry("b1", live.url())), 1, s1.url());
-    carol.publish(vertx, List.of(Map.entry("c1", dead.url())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry(live.serverLogin(), live.url())), 1, s1.url());
+    carol.publish(vertx, List.of(Map.entry(dead.serverLogin(), dead.url())), 1, s1.url());
     ShineClient session = world.session(alice, s1);
     SignedPair toBob = alice.pairTo(bob, "will be delivered");
     SignedPair toCarol = alice.pairTo(carol, "will fail");
@@ -272,8 +273,8 @@ class SyncIT {
     // WHEN alice's second server starts only now, after the last schedule point of both
     TestServer s2 = world.server("s2");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", u2)), 1, s2.url());
-    bob.publish(vertx, List.of(Map.entry("b1", live.url())), 1, s2.url());
-    carol.publish(vertx, List.of(Map.entry("c1", dead.url())), 1, s2.url());
+    bob.publish(vertx, List.of(Map.entry(live.serverLogin(), live.url())), 1, s2.url());
+    carol.publish(vertx, List.of(Map.entry(dead.serverLogin(), dead.url())), 1, s2.url());
 
     Sql sql2 = world.sql(s2);
     Eventually.until("s2 has both with their final states", 10_000,
@@ -298,7 +299,7 @@ class SyncIT {
     TestUser bob = TestUser.create("bob");
     alice.publish(vertx, List.of(Map.entry(source.serverLogin(), source.url()), Map.entry("s2", s2.url())), 1,
         s2.url());
-    bob.publish(vertx, List.of(Map.entry("b1", dead.url())), 1, s2.url());
+    bob.publish(vertx, List.of(Map.entry(dead.serverLogin(), dead.url())), 1, s2.url());
     long createdAt = System.currentTimeMillis() - 20_000;
     SignedPair trying = aged(alice, bob, createdAt, "the source is still trying");
     SignedPair legacy = aged(alice, bob, createdAt, "an old source says not delivered");
@@ -343,7 +344,7 @@ class SyncIT {
     TestUser bob = TestUser.create("bob");
     alice.publish(vertx, List.of(Map.entry(source.serverLogin(), source.url()), Map.entry("s2", s2.url())), 1,
         s2.url());
-    bob.publish(vertx, List.of(Map.entry("b1", dead.url())), 1, s2.url());
+    bob.publish(vertx, List.of(Map.entry(dead.serverLogin(), dead.url())), 1, s2.url());
     long createdAt = System.currentTimeMillis() - 1_000;
     long nonce = ShineClient.randomNonce();
     SignedPair first = ShineClient.signPair(alice.login(), alice.key(), bob.login(), createdAt, nonce, 0,
@@ -418,6 +419,7 @@ class SyncIT {
   @Test
   @DisplayName("settings: the later write wins on both servers, and the sibling's copy is not sent back")
   void settingsLastWriterWins(Vertx vertx) {
+    world.sites("s1", "s2");
     TestServer s1 = world.server("s1");
     TestServer s2 = world.server("s2");
     TestUser alice = TestUser.create("alice");
