@@ -46,9 +46,11 @@ public final class ShineClient {
   private final AtomicLong nextId = new AtomicLong();
   private volatile Consumer<JsonNode> rawListener = frame -> { };
   private volatile boolean closed;
+  private final String url;
 
-  private ShineClient(Vertx vertx, boolean offerCompression) {
+  private ShineClient(Vertx vertx, String url, boolean offerCompression) {
     this.vertx = vertx;
+    this.url = url;
     this.wsClient = vertx.createWebSocketClient(new WebSocketClientOptions()
         .setMaxFrameSize(4 << 20).setMaxMessageSize(4 << 20)
         .setTryUsePerMessageCompression(offerCompression));
@@ -64,7 +66,7 @@ public final class ShineClient {
    * browsers and Node always do (whether the server took it: {@link #compressed()}).
    */
   public static Future<ShineClient> connect(Vertx vertx, String url, boolean offerCompression) {
-    ShineClient client = new ShineClient(vertx, offerCompression);
+    ShineClient client = new ShineClient(vertx, url, offerCompression);
     return client.wsClient.connect(WsUrls.connectOptions(url)).map(ws -> {
       client.socket = ws;
       ws.textMessageHandler(client::onFrame);
@@ -161,21 +163,37 @@ public final class ShineClient {
   }
 
   /**
-   * Logs this connection in as a server (ServerAuthChallenge + ServerAuthLogin, PROTOCOL §6a), signing with
-   * {@code sign}: (callee serverLogin, challengeB64) → signature. Answers the session's serverLogin.
+   * Logs this connection in as server {@code caller} to the server it is connected to, expected to be {@code callee}
+   * (PROTOCOL §6a v3: ServerAuthChallenge with the expected name and a nonce, then ServerAuthLogin binding this
+   * connection's URL), signing with {@code sign}: (url, challengeB64) → the signature over
+   * {@code SHiNE_SERVER_AUTH3|callee|caller|url|challengeB64}. The callee's hello is not checked here (a tool's
+   * client; the server's own peer connections check it). Answers the session's serverLogin.
    */
-  public Future<JsonNode> serverLogin(String serverLogin,
+  public Future<JsonNode> serverLogin(String caller, String callee,
       java.util.function.BiFunction<String, String, byte[]> sign) {
-    return request("ServerAuthChallenge", object().put("serverLogin", serverLogin)).compose(challenge ->
-        request("ServerAuthLogin", object().put("serverLogin", serverLogin).put("signatureB64",
-            Base64.getEncoder().encodeToString(sign.apply(challenge.get("serverLogin").asText(),
-                challenge.get("challengeB64").asText())))));
+    byte[] nonce = new byte[32];
+    new java.security.SecureRandom().nextBytes(nonce);
+    return request("ServerAuthChallenge", object().put("serverLogin", caller).put("expectedServerLogin", callee)
+        .put("nonceB64", Base64.getEncoder().encodeToString(nonce))).compose(challenge ->
+        request("ServerAuthLogin", object().put("serverLogin", caller).put("url", url).put("signatureB64",
+            Base64.getEncoder().encodeToString(sign.apply(url, challenge.get("challengeB64").asText())))));
   }
 
-  /** As {@link #serverLogin(String, java.util.function.BiFunction)} with a raw Ed25519 private key. */
-  public Future<JsonNode> serverLogin(String serverLogin, byte[] privateKey) {
-    return serverLogin(serverLogin, (callee, challengeB64) -> Ed25519Signer.sign(privateKey,
-        ("SHiNE_SERVER_AUTH|" + callee + "|" + serverLogin + "|" + challengeB64).getBytes(StandardCharsets.UTF_8)));
+  /** As {@link #serverLogin(String, String, java.util.function.BiFunction)} with a raw Ed25519 private key. */
+  public Future<JsonNode> serverLogin(String caller, String callee, byte[] privateKey) {
+    return serverLogin(caller, callee, (dialed, challengeB64) -> Ed25519Signer.sign(privateKey,
+        ("SHiNE_SERVER_AUTH3|" + callee + "|" + caller + "|" + dialed + "|" + challengeB64)
+            .getBytes(StandardCharsets.UTF_8)));
+  }
+
+  /** As {@link #serverLogin(String, String, byte[])} to whatever server this client is connected to. */
+  public Future<JsonNode> serverLogin(String caller, byte[] privateKey) {
+    return serverLogin("x").compose(callee -> serverLogin(caller, callee, privateKey));
+  }
+
+  /** The URL this client connected to. */
+  public String url() {
+    return url;
   }
 
   /** The serverLogin of the connected server (via an AuthChallenge that is never answered). */

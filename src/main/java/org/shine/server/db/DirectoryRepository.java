@@ -62,6 +62,18 @@ public final class DirectoryRepository {
   }
 
   /**
+   * The current routes of the users {@code login} exchanged messages with since {@code sinceMs} (their servers hold
+   * or received what {@code login} signed, so they should learn its cards), other than {@code self}; at most
+   * {@code limit}. Reads the history index (owner, peer, created_at_ms).
+   */
+  public Future<List<UserCard.Route>> correspondentsRoutes(String login, long sinceMs, String self, int limit) {
+    return pool.preparedQuery("SELECT DISTINCT r.server_login, r.url FROM (SELECT DISTINCT m.peer FROM dm_message m"
+            + " WHERE m.owner = $1 AND m.created_at_ms > $2 LIMIT $4) p"
+            + " JOIN user_access_servers_current r ON r.login = p.peer WHERE r.server_login <> $3 LIMIT $4")
+        .execute(Tuple.of(login, sinceMs, self, limit)).map(DirectoryRepository::toRoutes);
+  }
+
+  /**
    * Serialises card writes of one login (also when the login is new) for the rest of {@code conn}'s transaction,
    * then reads the current card.
    */

@@ -6,6 +6,8 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -96,6 +98,21 @@ public final class ServerKeyRepository {
   public Future<Optional<String>> routedServerLogin(String url) {
     return pool.preparedQuery(ROUTED_URL).execute(Tuple.of(url))
         .map(rows -> rows.size() == 0 ? Optional.empty() : Optional.of(rows.iterator().next().getString(0)));
+  }
+
+  /**
+   * Servers whose key this one has learnt or pinned (they have logged in with it, or it with them): at most
+   * {@code limit}.
+   */
+  public Future<List<KnownServer>> keyedServers(int limit) {
+    return pool.preparedQuery("SELECT server_login, url, public_key FROM known_server WHERE public_key IS NOT NULL"
+        + " ORDER BY server_login LIMIT $1").execute(Tuple.of(limit)).map(rows -> {
+          List<KnownServer> servers = new ArrayList<>(rows.size());
+          for (Row row : rows) {
+            servers.add(new KnownServer(row.getString(0), row.getString(1), row.getBuffer(2).getBytes()));
+          }
+          return servers;
+        });
   }
 
   /** The stored server key of this deployment. */

@@ -6,6 +6,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.SqlConnection;
+import java.net.InetAddress;
 import java.time.Clock;
 import java.util.Arrays;
 import java.util.Base64;
@@ -17,6 +18,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.ServerKeyRepository;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.egress.EgressPolicy;
 import org.shine.server.metrics.SignatureOp;
 import org.shine.server.model.StoredUser;
 import org.shine.server.model.UserCard;
@@ -25,6 +27,8 @@ import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
+import org.shine.server.util.Cidr;
+import org.shine.server.util.LogText;
 import org.shine.server.util.WsUrls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +36,10 @@ import org.slf4j.LoggerFactory;
 /** Accepts signed user cards by the rules of PROTOCOL §4 and keeps the routes table current. */
 public final class DirectoryService {
   private static final Logger LOG = LoggerFactory.getLogger(DirectoryService.class);
+  /** A card is relayed to the servers of its user's correspondents of this long ago (PROTOCOL §4 v3). */
+  static final long RELAY_WINDOW_MS = 30L * 24 * 3600 * 1000;
+  /** Servers one card is relayed to, at most. */
+  static final int MAX_RELAY_TARGETS = 1_000;
   private final Vertx vertx;
   private final Pool pool;
   private final DirectoryRepository repository;
@@ -41,12 +49,14 @@ public final class DirectoryService {
   private final PeerCalls peers;
   private final SignatureVerifier verifier;
   private final ServerKeyRepository servers;
+  private final EgressPolicy egress;
 
   public DirectoryService(Vertx vertx, AppConfig config, Pool pool, ObjectMapper mapper, Clock clock,
       SignatureVerifier verifier) {
     this.vertx = Objects.requireNonNull(vertx);
     this.verifier = Objects.requireNonNull(verifier);
     this.servers = new ServerKeyRepository(pool);
+    this.egress = EgressPolicy.of(config);
     this.config = Objects.requireNonNull(config);
     this.peers = new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs());
     this.pool = Objects.requireNonNull(pool);
@@ -96,8 +106,17 @@ public final class DirectoryService {
         throw ProtocolException.badRequest(ErrorCode.ROUTE_NAME, "route " + route.serverLogin() + " must be named"
             + " after its URL's host (" + WsUrls.host(route.url()) + "): only this server's configured peers may"
             + " go by other names");
+      } else if (refusesLiteral(route.url())) {
+        throw ProtocolException.badRequest(ErrorCode.ROUTE_NOT_ALLOWED, "route " + route.serverLogin()
+            + " names an address this server does not dial (egress policy)");
       }
     }
+  }
+
+  /** A route whose host is an IP literal the egress policy refuses (PROTOCOL §13): it could never be dialed. */
+  private boolean refusesLiteral(String url) {
+    InetAddress literal = Cidr.literal(WsUrls.host(url));
+    return literal != null && !egress.allows(literal);
   }
 
   private static ProtocolException routeConflict(UserCard.Route route, String known) {
@@ -151,22 +170,33 @@ public final class DirectoryService {
   }
 
   /**
-   * Hands a newly accepted card to every configured peer and to the card's access servers. A server that
-   * already has it answers "unchanged" and relays nothing, so relays end.
+   * Hands a newly accepted card where PROTOCOL §4 v3 and §13 say, and nowhere else (a server first seen in a card is
+   * dialed only when a delivery, a sync or a chain fetch needs it): every configured peer, the servers whose key is
+   * known here, and the servers of the users this login exchanged messages with in the last 30 days (at most
+   * {@value #MAX_RELAY_TARGETS} in all). A server that already has it answers "unchanged" and relays nothing, so
+   * relays end.
    */
   private void relay(UserCard card) {
     Set<String> urls = new LinkedHashSet<>();
-    config.peers().stream().filter(p -> !p.serverLogin().equals(config.serverLogin()))
-        .forEach(p -> urls.add(p.url()));
-    card.accessServers().stream().filter(r -> !r.serverLogin().equals(config.serverLogin()))
-        .forEach(r -> urls.add(r.url()));
-    urls.remove(config.publicUrl());
-    for (String url : urls) {
-      ObjectNode payload = mapper.createObjectNode();
-      payload.set("card", CardJson.render(mapper, card));
-      peers.call(url, Ops.PUBLISH_USER_CARD, payload).onFailure(failure -> LOG.debug(
-          "card relay failed [login: {}, url: {}]: {}", card.login(), url, failure.getMessage()));
-    }
+    config.peers().forEach(p -> urls.add(p.url()));
+    servers.keyedServers(MAX_RELAY_TARGETS)
+        .onSuccess(keyed -> keyed.forEach(server -> urls.add(server.url())))
+        .compose(v -> repository.correspondentsRoutes(card.login(), clock.millis() - RELAY_WINDOW_MS,
+            config.serverLogin(), MAX_RELAY_TARGETS))
+        .onSuccess(routes -> routes.forEach(route -> urls.add(route.url())))
+        .onComplete(ar -> {
+          if (ar.failed()) {
+            LOG.debug("card relay targets not all read [login: {}]: {}", card.login(), ar.cause().toString());
+          }
+          urls.removeIf(config::ownUrl);
+          urls.stream().limit(MAX_RELAY_TARGETS).forEach(url -> {
+            ObjectNode payload = mapper.createObjectNode();
+            payload.set("card", CardJson.render(mapper, card));
+            peers.call(url, Ops.PUBLISH_USER_CARD, payload).onFailure(failure -> LOG.debug(
+                "card relay failed [login: {}, url: {}]: {}", card.login(), LogText.escape(url),
+                LogText.escape(failure.getMessage())));
+          });
+        });
   }
 
   /**

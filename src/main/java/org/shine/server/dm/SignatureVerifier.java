@@ -69,12 +69,20 @@ public final class SignatureVerifier {
     });
   }
 
+  /**
+   * Makes one signature with this node's key off the event loop, in the same bounded queue as the checks (a
+   * server's hello and login, PROTOCOL §6a: an anonymous caller must not be able to make the loop sign).
+   */
+  public Future<byte[]> sign(Callable<byte[]> signing) {
+    return submit(signing);
+  }
+
   /** Checks waiting or running now. */
   public int pending() {
     return pending.get();
   }
 
-  private Future<Boolean> submit(Callable<Boolean> task) {
+  private <T> Future<T> submit(Callable<T> task) {
     if (pending.incrementAndGet() > limit) {
       pending.decrementAndGet();
       return Future.failedFuture(new QueueFullException(limit));

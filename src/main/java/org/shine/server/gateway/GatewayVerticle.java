@@ -105,6 +105,7 @@ public final class GatewayVerticle extends VerticleBase {
   private OpDispatcher dispatcher;
   private HttpServer server;
   private Liveness liveness;
+  private LegacyPeerAddresses legacyPeers;
   private long housekeeping = -1;
   private boolean draining;
 
@@ -126,7 +127,8 @@ public final class GatewayVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     frames = new Frames(Json.MAPPER);
-    dispatcher = new OpDispatcher(vertx, config, frames, verifier, sendRates);
+    legacyPeers = new LegacyPeerAddresses(vertx, config);
+    dispatcher = new OpDispatcher(vertx, config, identity, frames, verifier, sendRates, legacyPeers);
     liveness = new Liveness(vertx, Liveness.DEFAULT_BOUND_MS);
     Router router = Router.router(vertx);
     router.route().handler(ctx -> {
@@ -179,7 +181,7 @@ public final class GatewayVerticle extends VerticleBase {
         .webSocketHandler(this::accept)
         .requestHandler(router);
     housekeeping = vertx.setPeriodic(housekeepingPeriodMs(), id -> housekeeping());
-    return server.listen().recover(failure -> Future.failedFuture(new IllegalStateException("cannot listen on "
+    return legacyPeers.start().compose(v -> server.listen()).recover(failure -> Future.failedFuture(new IllegalStateException("cannot listen on "
         + config.http().host() + ":" + config.http().port() + " (http.host, http.port): " + failure.getMessage()
         + (failure instanceof BindException ? "; is another server running on that port?" : ""),
         failure)));
@@ -253,6 +255,7 @@ public final class GatewayVerticle extends VerticleBase {
   public Future<?> stop() {
     draining = true;
     vertx.cancelTimer(housekeeping);
+    legacyPeers.stop();
     Promise<Void> drained = Promise.promise();
     long deadline = System.currentTimeMillis() + DRAIN_LIMIT_MS;
     waitForInFlight(drained, deadline);
@@ -331,7 +334,8 @@ public final class GatewayVerticle extends VerticleBase {
       socket.close(CLOSE_GOING_AWAY, "server is shutting down");
       return;
     }
-    Session session = new Session(socket, key, System.nanoTime());
+    Session session = new Session(socket, key, socket.remoteAddress() == null ? "" : socket.remoteAddress().hostAddress(),
+        System.nanoTime());
     session.pushEvent = frame -> push(session, frame);
     sessions.add(session);
     metrics.sessionOpened();

@@ -4,10 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.EventBus;
 import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.Objects;
 import java.util.Set;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
+import org.shine.server.config.AppConfig;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.metrics.SignatureOp;
@@ -20,23 +22,29 @@ import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Challenges;
+import org.shine.server.util.LogText;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Logs a session in, as a user (AuthChallenge, AuthLogin: PROTOCOL §5) or as another server (ServerAuthChallenge,
- * ServerAuthLogin: §6a). A user's session gets its events from the moment its login is answered.
+ * ServerAuthLogin: §6a, v3). A user's session gets its events from the moment its login is answered.
  */
 final class LoginHandler {
   private static final Logger LOG = LoggerFactory.getLogger(LoginHandler.class);
+  /** Bytes of a caller's nonce (PROTOCOL §6a v3 step 3). */
+  private static final int NONCE_BYTES = 32;
+  private final AppConfig config;
   private final String serverLogin;
+  private final ServerIdentity identity;
   private final EventBus bus;
   private final Frames frames;
   private final SignatureVerifier verifier;
 
-  /** {@code serverLogin}: this server's. */
-  LoginHandler(String serverLogin, EventBus bus, Frames frames, SignatureVerifier verifier) {
-    this.serverLogin = Objects.requireNonNull(serverLogin);
+  LoginHandler(AppConfig config, ServerIdentity identity, EventBus bus, Frames frames, SignatureVerifier verifier) {
+    this.config = Objects.requireNonNull(config);
+    this.serverLogin = config.serverLogin();
+    this.identity = Objects.requireNonNull(identity);
     this.bus = Objects.requireNonNull(bus);
     this.frames = Objects.requireNonNull(frames);
     this.verifier = Objects.requireNonNull(verifier);
@@ -94,37 +102,87 @@ final class LoginHandler {
     });
   }
 
-  /** ServerAuthChallenge {serverLogin}: another server starts its login (PROTOCOL §6a). */
+  /**
+   * ServerAuthChallenge: another server starts its login (PROTOCOL §6a). v3 {@code {serverLogin, expectedServerLogin,
+   * nonceB64}}: 421 {@code WRONG_SERVER} unless it expects this server; else this server proves itself first with a
+   * hello signed over the caller's nonce and a fresh challenge, single-use and bound to this connection. The v2 form
+   * (no expected name, no nonce) only for peers configured {@code "protocol": "v2"}.
+   */
   Future<JsonNode> serverAuthChallenge(Session session, JsonNode payload) {
-    String caller = Fields.of(payload, "payload", Set.of("serverLogin")).login("serverLogin");
+    Fields fields = Fields.of(payload, "payload", Set.of("serverLogin", "expectedServerLogin", "nonceB64"));
+    String caller = fields.serverName("serverLogin");
     requireAnonymous(session);
-    session.serverChallengeFor = caller;
-    session.serverChallengeB64 = Challenges.newChallengeB64();
-    return Future.succeededFuture(frames.object().put("challengeB64", session.serverChallengeB64)
-        .put("serverLogin", serverLogin));
+    boolean v3 = fields.has("expectedServerLogin") || fields.has("nonceB64");
+    if (!v3) {
+      if (!speaksV2(caller)) {
+        throw ProtocolException.badRequest(ErrorCode.MISSING_FIELD, "ServerAuthChallenge needs expectedServerLogin"
+            + " and nonceB64 (a v3 server session); the v2 login is taken only from peers configured with protocol"
+            + " v2");
+      }
+      session.serverChallengeFor = caller;
+      session.serverChallengeV3 = false;
+      session.serverChallengeB64 = Challenges.newChallengeB64();
+      return Future.succeededFuture(frames.object().put("challengeB64", session.serverChallengeB64)
+          .put("serverLogin", serverLogin));
+    }
+    String expected = fields.serverName("expectedServerLogin");
+    String nonceB64 = fields.requiredString("nonceB64");
+    fields.base64("nonceB64", NONCE_BYTES);
+    if (!expected.equals(serverLogin)) {
+      throw new ProtocolException(Status.MISDIRECTED, ErrorCode.WRONG_SERVER, "this server is " + serverLogin
+          + ", not " + expected);
+    }
+    String challengeB64 = Challenges.newChallengeB64();
+    session.serverChallengeFor = null;
+    session.serverChallengeB64 = null;
+    return verifier.sign(() -> identity.signHello(caller, nonceB64, challengeB64)).map(hello -> {
+      session.serverChallengeFor = caller;
+      session.serverChallengeV3 = true;
+      session.serverChallengeB64 = challengeB64;
+      return (JsonNode) frames.object().put("serverLogin", serverLogin).put("challengeB64", challengeB64)
+          .put("signatureB64", Base64.getEncoder().encodeToString(hello));
+    });
   }
 
   /**
-   * ServerAuthLogin {serverLogin, signatureB64} over {@code SHiNE_SERVER_AUTH|<this server>|<caller>|<challenge>},
-   * checked against the caller's key by the peer verticle; from the answer on, the session is that server's.
+   * ServerAuthLogin: v3 {@code {serverLogin, url, signatureB64}} over
+   * {@code SHiNE_SERVER_AUTH3|<this server>|<caller>|<url>|<challenge>}, where {@code url} must be this server's
+   * {@code publicUrl} or an alias (else 401 {@code WRONG_URL}); v2 {@code {serverLogin, signatureB64}} after a v2
+   * challenge. Checked against the caller's key by the peer verticle; the challenge is gone whatever the outcome.
+   * From the answer on, the session is that server's.
    */
   Future<JsonNode> serverAuthLogin(Session session, JsonNode payload) {
-    Fields fields = Fields.of(payload, "payload", Set.of("serverLogin", "signatureB64"));
-    String caller = fields.login("serverLogin");
+    Fields fields = Fields.of(payload, "payload", Set.of("serverLogin", "url", "signatureB64"));
+    String caller = fields.serverName("serverLogin");
     byte[] signature = fields.base64("signatureB64", Ed25519Signer.SIGNATURE_SIZE);
     requireAnonymous(session);
     if (!caller.equals(session.serverChallengeFor)) {
       throw ProtocolException.badRequest(ErrorCode.NO_CHALLENGE, "no ServerAuthChallenge is pending for " + caller);
     }
     String challengeB64 = session.serverChallengeB64;
+    boolean v3 = session.serverChallengeV3;
     session.serverChallengeFor = null;
     session.serverChallengeB64 = null;
     if (caller.equals(serverLogin)) {
       throw new ProtocolException(Status.FORBIDDEN, ErrorCode.FORBIDDEN_AUTHOR,
           "a server session of " + caller + " with itself is not allowed");
     }
-    ServerLoginCheck check = new ServerLoginCheck(caller,
-        ServerIdentity.loginBytes(serverLogin, caller, challengeB64), signature);
+    byte[] signed;
+    if (v3) {
+      String url = fields.requiredString("url");
+      if (!config.ownUrl(url)) {
+        throw new ProtocolException(Status.UNAUTHORIZED, ErrorCode.WRONG_URL, "the login was signed for "
+            + LogText.escape(url) + ", which is not this server's URL");
+      }
+      signed = ServerIdentity.loginBytesV3(serverLogin, caller, url, challengeB64);
+    } else {
+      if (fields.has("url")) {
+        throw ProtocolException.badRequest(ErrorCode.UNKNOWN_FIELD, "payload.url belongs to a v3 login; this"
+            + " challenge was a v2 one");
+      }
+      signed = ServerIdentity.loginBytes(serverLogin, caller, challengeB64);
+    }
+    ServerLoginCheck check = new ServerLoginCheck(caller, signed, signature, null, session.remoteIp);
     return BusReplies.<Boolean>request(bus, Addresses.PEER_VERIFY_LOGIN, check).compose(ok -> {
       if (!session.anonymous()) {
         return Future.failedFuture(ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED,
@@ -134,6 +192,10 @@ final class LoginHandler {
       LOG.info("server session authenticated [serverLogin: {}, address: {}]", caller, session.address);
       return Future.succeededFuture(frames.object().put("serverLogin", caller));
     });
+  }
+
+  private boolean speaksV2(String caller) {
+    return config.peer(caller).map(p -> p.protocol() == AppConfig.PeerProtocol.V2).orElse(false);
   }
 
   private static void requireAnonymous(Session session) {

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.Set;
 import org.shine.server.config.AppConfig;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.peer.ServerIdentity;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.Ops;
@@ -32,13 +33,13 @@ final class OpDispatcher {
   private final Set<String> rateLimitedOps = Set.of(Ops.SEND_MESSAGE_PAIR, Ops.SEND_READ_RECEIPT,
       Ops.DELETE_MESSAGE, Ops.SET_USER_SETTING);
 
-  OpDispatcher(Vertx vertx, AppConfig config, Frames frames, SignatureVerifier verifier,
-      SendRateLimiter sendRates) {
+  OpDispatcher(Vertx vertx, AppConfig config, ServerIdentity identity, Frames frames, SignatureVerifier verifier,
+      SendRateLimiter sendRates, LegacyPeerAddresses legacyPeers) {
     this.config = Objects.requireNonNull(config);
     this.sendRates = Objects.requireNonNull(sendRates);
     EventBus bus = vertx.eventBus();
-    ServerTrust trust = new ServerTrust(config);
-    LoginHandler logins = new LoginHandler(config.serverLogin(), bus, frames, verifier);
+    ServerTrust trust = new ServerTrust(config, legacyPeers);
+    LoginHandler logins = new LoginHandler(config, identity, bus, frames, verifier);
     CardHandler cards = new CardHandler(bus, frames);
     MessageHandler messages = new MessageHandler(bus, frames);
     ServerCallHandler serverCalls = new ServerCallHandler(bus, frames, trust);

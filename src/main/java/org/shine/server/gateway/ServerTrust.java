@@ -9,13 +9,15 @@ import org.shine.server.protocol.Status;
 
 /**
  * Which server a session's call speaks for (PROTOCOL §6a): the server of an authenticated server session, or a
- * configured legacy peer named on an anonymous session.
+ * configured {@code "protocol": "v1"} peer named on an anonymous session from one of that peer's addresses.
  */
 final class ServerTrust {
   private final AppConfig config;
+  private final LegacyPeerAddresses legacyAddresses;
 
-  ServerTrust(AppConfig config) {
+  ServerTrust(AppConfig config, LegacyPeerAddresses legacyAddresses) {
     this.config = Objects.requireNonNull(config);
+    this.legacyAddresses = Objects.requireNonNull(legacyAddresses);
   }
 
   /**
@@ -32,16 +34,16 @@ final class ServerTrust {
       requireOwnServer(session, claimed);
       return claimed;
     }
-    return session.anonymous() && legacyPeer(claimed) ? claimed : null;
+    return session.anonymous() && legacyPeer(session, claimed) ? claimed : null;
   }
 
-  /** The sync ops serve only a server session (or a configured legacy peer); the puller is that server. */
+  /** The sync ops serve only a server session (or a configured v1 peer at its address); the puller is that server. */
   String syncPuller(Session session, String op, String claimed) {
     if (session.serverAuthenticated()) {
       requireOwnServer(session, claimed);
       return claimed;
     }
-    if (session.anonymous() && legacyPeer(claimed)) {
+    if (session.anonymous() && legacyPeer(session, claimed)) {
       return claimed;
     }
     throw new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NOT_AUTHENTICATED,
@@ -55,7 +57,8 @@ final class ServerTrust {
     }
   }
 
-  private boolean legacyPeer(String serverLogin) {
-    return config.peer(serverLogin).map(p -> p.protocol() == AppConfig.PeerProtocol.V1).orElse(false);
+  private boolean legacyPeer(Session session, String serverLogin) {
+    return config.peer(serverLogin).map(p -> p.protocol() == AppConfig.PeerProtocol.V1).orElse(false)
+        && legacyAddresses.of(serverLogin, session.remoteIp);
   }
 }

@@ -15,12 +15,16 @@ final class Session {
   final String id = UUID.randomUUID().toString();
   final ServerWebSocket socket;
   final String address;
+  /** The client's IP address (without the port). */
+  final String remoteIp;
   String login;
   String serverLogin;
   String challengeLogin;
   String challengeB64;
   String serverChallengeFor;
   String serverChallengeB64;
+  /** The pending server challenge was a v3 one (PROTOCOL §6a): the login must bind this server's URL. */
+  boolean serverChallengeV3;
   int inFlight;
   MessageConsumer<String> events;
   long lastRequestNanos;
@@ -34,9 +38,10 @@ final class Session {
   /** Writes a server-pushed event to this session (set by the gateway). */
   Consumer<String> pushEvent = frame -> { };
 
-  Session(ServerWebSocket socket, String address, long nowNanos) {
+  Session(ServerWebSocket socket, String address, String remoteIp, long nowNanos) {
     this.socket = socket;
     this.address = address;
+    this.remoteIp = remoteIp;
     this.lastRequestNanos = nowNanos;
     this.lastHeardNanos = nowNanos;
     this.lastPingNanos = nowNanos;

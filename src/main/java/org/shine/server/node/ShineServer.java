@@ -2,6 +2,7 @@ package org.shine.server.node;
 
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
@@ -9,6 +10,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
@@ -32,6 +34,7 @@ import org.shine.server.retry.RetryVerticle;
 import org.shine.server.settings.SettingsVerticle;
 import org.shine.server.sync.SyncVerticle;
 import org.shine.server.util.PerKeyLimit;
+import org.shine.server.util.PerKeyRate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +46,8 @@ public final class ShineServer {
   private static final Logger LOG = LoggerFactory.getLogger(ShineServer.class);
   /** Concurrent long polls of one user on one node (PROTOCOL §10: beyond, 429). */
   private static final int HUB_POLLS_PER_USER = 4;
+  /** Users whose full re-sync (MarkAllUserSettingsUnsynced) the node tracks at once; beyond, new ones wait. */
+  static final int RESYNC_USERS_PER_MIN = 10_000;
   /** Hub subscribers a node keeps in memory; beyond, every user's events get their hub entry built. */
   private static final int HUB_SUBSCRIBERS_KNOWN = 1_000_000;
   private final Vertx vertx;
@@ -56,6 +61,8 @@ public final class ShineServer {
   private String gatewayDeployment;
   private ServerIdentity identity;
   private StorageHealth health;
+  /** Completes once the gateway listens: peers are dialed only then (they check our login at our key document). */
+  private final Promise<Void> gatewayUp = Promise.promise();
 
   /** On a Vert.x instance built without metrics: nothing is counted and {@code /metrics} is not served. */
   public ShineServer(Vertx vertx, AppConfig config, Clock clock) {
@@ -77,6 +84,8 @@ public final class ShineServer {
         config.limits().maxConnectionsPerIp());
     SendRateLimiter sendRates = new SendRateLimiter(config.limits().sendsPerUserPerS(),
         config.limits().maxConnections(), System::nanoTime);
+    PerKeyRate resyncRate = new PerKeyRate(config.sync().markAllPerUserPerMin(), TimeUnit.MINUTES.toNanos(1),
+        RESYNC_USERS_PER_MIN, System::nanoTime);
     AttemptSlots slots = new AttemptSlots(config.delivery().maxInFlight() + config.delivery().queueCapacity());
     SessionRegistry sessions = new SessionRegistry();
     HubSubscribers subscribers = new HubSubscribers(HUB_SUBSCRIBERS_KNOWN);
@@ -85,7 +94,8 @@ public final class ShineServer {
         .onSuccess(v -> health = StorageHealth.open(vertx, config.db()))
         .compose(v -> loadIdentity())
         .onSuccess(loaded -> identity = loaded)
-        .compose(v -> deploy(() -> new PeerVerticle(config, identity, verifier, clock, metrics), 1))
+        .compose(v -> deploy(() -> new PeerVerticle(config, identity, verifier, clock, metrics, gatewayUp.future()),
+            1))
         .onSuccess(id -> peerDeployment = id)
         .compose(v -> Future.all(
             deploy(() -> new DirectoryVerticle(config, clock, verifier), n.directory()),
@@ -93,7 +103,7 @@ public final class ShineServer {
             deploy(() -> new DeliveryEngineVerticle(config, clock, verifier, slots, subscribers, metrics), 1),
             deploy(() -> new DeliveryVerticle(config, clock, verifier, slots, subscribers), n.delivery()),
             deploy(() -> new SettingsVerticle(config, clock), 1),
-            deploy(() -> new SyncVerticle(config, clock, health), n.sync()),
+            deploy(() -> new SyncVerticle(config, clock, health, metrics, resyncRate), n.sync()),
             deploy(() -> new HubVerticle(config, clock, subscribers), n.hub())))
         .onSuccess(ids -> ids.<String>list().forEach(serviceDeployments::add))
         .compose(v -> deploy(() -> new RetryVerticle(config, clock, slots, health), n.retry()))
@@ -102,7 +112,10 @@ public final class ShineServer {
         .onSuccess(id -> opsDeployment = id)
         .compose(v -> deploy(() -> new GatewayVerticle(config, clock, identity, verifier, polls, connections,
             sendRates, metrics, health, sessions), n.gateway()))
-        .onSuccess(id -> gatewayDeployment = id)
+        .onSuccess(id -> {
+          gatewayDeployment = id;
+          gatewayUp.tryComplete();
+        })
         .onSuccess(v -> LOG.info("server {} is up at {} [http: {}:{}, metrics: {}, admin API: {}]",
             config.serverLogin(), config.publicUrl(), config.http().host(), config.http().port(),
             config.metrics().enabled() ? "http://" + config.http().host() + ":" + config.http().port() + "/metrics"

@@ -9,30 +9,35 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.WebSocket;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketConnectOptions;
+import io.vertx.core.net.SocketAddress;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
+import org.shine.server.config.AppConfig.PeerProtocol;
+import org.shine.server.egress.EgressResolver;
 import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Json;
+import org.shine.server.util.LogText;
 import org.shine.server.util.WsUrls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One persistent WebSocket connection to another server, multiplexing requests by {@code requestId}. Every new
- * connection logs in at once as this server (ServerAuthChallenge, ServerAuthLogin; PROTOCOL §6a); calls of the
- * open server ops do not wait for it, calls that need a server session (the sync ops) do. A refused login leaves
- * the connection usable for the open ops, is retried with the reconnect backoff, and fails calls that need a
- * server session at once; a v1 peer that does not know the login op is used as before. A call while disconnected
+ * One persistent WebSocket connection to another server, multiplexing requests by {@code requestId}. Each connect
+ * goes to an address the egress policy allows (PROTOCOL §13: the host resolved once, every address checked, the
+ * connection made to a checked one; a configured peer is always allowed). Every new connection logs in at once as
+ * this server ({@link CallerHandshake}, PROTOCOL §6a v3) when the transport allows a server session (wss, a loopback
+ * address, or a peer configured {@code insecure}); calls of the open server ops do not wait for it, calls that need
+ * a server session (the sync ops) do. A refused login leaves the connection usable for the open ops, is retried with
+ * the reconnect backoff, and fails calls that need a server session at once; a peer that does not know the login op
+ * is used for the open ops only, and for sync too only when it is configured {@code "protocol": "v1"}. A call while disconnected
  * connects at once (one connect at a time, shared by every waiting call); a lost connection fails its in-flight
  * calls immediately and reconnects by itself with capped exponential backoff and jitter. Per destination
  * (PROTOCOL §7.6): once a connect fails the peer is down — calls fail at once, without a connect of their own,
@@ -53,9 +58,12 @@ final class PeerConnection {
   private final WebSocketClient client;
   private final String url;
   private final String serverLogin;
-  private final ServerIdentity identity;
+  private final CallerHandshake handshake;
+  private final EgressResolver egress;
+  private final Future<Void> nodeUp;
+  private final PeerProtocol protocol;
+  private final boolean insecure;
   private final ShineMetrics metrics;
-  private final WebSocketConnectOptions connectOptions;
   private final long callTimeoutMs;
   private final boolean persistent;
   private final Consumer<String> onConnected;
@@ -69,7 +77,6 @@ final class PeerConnection {
   private Login login;
   /** The login in progress on the current connection (completed once it has an outcome). */
   private Future<Login> loggingIn = Future.succeededFuture(Login.REFUSED);
-  private String peerServerLogin;
   private Future<WebSocket> connecting;
   private long nextRequestId;
   private long backoffMs = BACKOFF_START_MS;
@@ -83,26 +90,31 @@ final class PeerConnection {
   /** A connect failed and no connection has opened since: calls fail at once while the reconnect loop runs. */
   private boolean down;
 
-  PeerConnection(Vertx vertx, WebSocketClient client, String url, String serverLogin, ServerIdentity identity,
-      ShineMetrics metrics, long callTimeoutMs,
-      int window, int maxWaiting, boolean persistent, Consumer<String> onConnected, Consumer<String> onSession,
+  /**
+   * {@code target}: whom this connection dials (a configured peer is {@code persistent}: kept open, always allowed by
+   * the egress policy); {@code nodeUp}: completes once this node listens (its key document is served).
+   */
+  PeerConnection(Vertx vertx, WebSocketClient client, Target target, CallerHandshake handshake,
+      EgressResolver egress, Future<Void> nodeUp, ShineMetrics metrics, long callTimeoutMs,
+      int window, int maxWaiting, Consumer<String> onConnected, Consumer<String> onSession,
       Consumer<String> onReturn) {
     this.vertx = vertx;
     this.window = window;
     this.maxWaiting = maxWaiting;
     this.client = client;
-    this.url = url;
-    this.serverLogin = serverLogin;
-    this.identity = identity;
+    this.url = target.url();
+    this.serverLogin = target.serverLogin();
+    this.protocol = target.protocol();
+    this.insecure = target.insecure();
+    this.persistent = target.configured();
+    this.handshake = handshake;
+    this.egress = egress;
+    this.nodeUp = nodeUp;
     this.metrics = metrics;
     this.callTimeoutMs = callTimeoutMs;
-    this.persistent = persistent;
     this.onConnected = onConnected;
     this.onSession = onSession;
     this.onReturn = onReturn;
-    this.connectOptions = WsUrls.connectOptions(url)
-        .setConnectTimeout(callTimeoutMs)
-        .setTimeout(callTimeoutMs);
     if (persistent) {
       ensureConnected();
     }
@@ -115,6 +127,14 @@ final class PeerConnection {
   /** True while the peer has accepted our server login on the current connection. */
   boolean authenticated() {
     return socket != null && login == Login.AUTHENTICATED;
+  }
+
+  /**
+   * True while calls that need a server session may go: the peer accepted our login, or it is a configured
+   * {@code "protocol": "v1"} peer (it knows no login and syncs without one).
+   */
+  private boolean sessionReady() {
+    return login == Login.AUTHENTICATED || (login == Login.NOT_SUPPORTED && protocol == PeerProtocol.V1);
   }
 
   boolean persistent() {
@@ -160,9 +180,10 @@ final class PeerConnection {
       ready = ready.compose(ws -> loggingIn.map(outcome -> ws));
     }
     return ready.compose(ws -> {
-      if (needsSession && login == Login.REFUSED) {
+      if (needsSession && !sessionReady()) {
         return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NOT_AUTHENTICATED,
-            url + " has not accepted this server's login; " + op + " waits until it does"));
+            "no server session with " + url + " (" + (lastError == null ? "not logged in" : lastError) + "); " + op
+                + " waits until there is one"));
       }
       if (pending.size() < window) {
         return send(ws, op, payload, Math.max(1, deadline - System.currentTimeMillis()));
@@ -234,12 +255,16 @@ final class PeerConnection {
       return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
           "the connection to " + url + " is closed"));
     }
-    connecting = client.connect(connectOptions)
-        .map(ws -> {
+    // nothing is dialed before this node serves its own key document: the peer checks our login against it
+    connecting = nodeUp.compose(v -> egress.resolve(url, persistent))
+        .compose(destination -> client.connect(connectOptions(destination))
+            .map(ws -> new Connected(ws, destination.allowsSession(insecure))))
+        .map(connected -> {
+          WebSocket ws = connected.ws();
           ws.textMessageHandler(this::onFrame);
           ws.closeHandler(v -> detach(ws));
           ws.exceptionHandler(failure -> LOG.debug("peer socket error [url: {}]: {}", url, failure.toString()));
-          attach(ws);
+          attach(ws, connected.sessionAllowed());
           return ws;
         })
         .recover(failure -> {
@@ -251,6 +276,10 @@ final class PeerConnection {
                 failure.toString());
           }
           scheduleReconnect();
+          if (failure instanceof EgressResolver.RefusedException refused) {
+            return Future.failedFuture(new ProtocolException(Status.FORBIDDEN, ErrorCode.PEER_NOT_ALLOWED,
+                "peer " + url + " is not dialed: " + refused.getMessage()));
+          }
           return Future.failedFuture(failure instanceof ProtocolException ? failure
               : new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
                   "peer " + url + " is unreachable: " + failure.getMessage()));
@@ -259,42 +288,31 @@ final class PeerConnection {
     return connecting;
   }
 
-  /**
-   * ServerAuthChallenge then ServerAuthLogin on {@code ws}. A refusal is an outcome, not a failure: the connection
-   * is still good for the open ops. Only a lost connection fails.
-   */
-  private Future<Login> logIn(WebSocket ws) {
-    ObjectNode challenge = Json.MAPPER.createObjectNode().put("serverLogin", identity.serverLogin());
-    return send(ws, Ops.SERVER_AUTH_CHALLENGE, challenge, callTimeoutMs).compose(answer -> {
-      String callee = answer.path("serverLogin").asText("");
-      String challengeB64 = answer.path("challengeB64").asText("");
-      peerServerLogin = callee;
-      ObjectNode payload = Json.MAPPER.createObjectNode().put("serverLogin", identity.serverLogin())
-          .put("signatureB64", Base64.getEncoder().encodeToString(identity.signLogin(callee, challengeB64)));
-      return send(ws, Ops.SERVER_AUTH_LOGIN, payload, callTimeoutMs).map(ok -> Login.AUTHENTICATED);
-    }).recover(failure -> {
-      if (!(failure instanceof ProtocolException refused) || refused.status() == Status.UNAVAILABLE) {
-        return Future.failedFuture(failure);
-      }
-      if (refused.status() == Status.BAD_REQUEST && ErrorCode.UNKNOWN_OP.equals(refused.code())) {
-        LOG.info("peer connected without a server session: it does not know ServerAuthLogin (a v1 server)"
-            + " [url: {}]", url);
-        return Future.succeededFuture(Login.NOT_SUPPORTED);
-      }
-      LOG.warn("peer refused this server's login [url: {}, status: {}, code: {}]: {}", url, refused.status(),
-          refused.code(), refused.getMessage());
-      lastError = "login refused: " + refused.status() + " " + refused.code();
-      return Future.succeededFuture(Login.REFUSED);
-    });
+  /** The connect options of one dial: the URL's host for the Host header, SNI and certificate; a checked address. */
+  private WebSocketConnectOptions connectOptions(EgressResolver.Destination destination) {
+    return WsUrls.connectOptions(url)
+        .setServer(SocketAddress.inetSocketAddress(destination.port(), destination.address().getHostAddress()))
+        .setConnectTimeout(callTimeoutMs)
+        .setTimeout(callTimeoutMs);
   }
 
-  private void attach(WebSocket ws) {
+  private record Connected(WebSocket ws, boolean sessionAllowed) {
+  }
+
+  private void attach(WebSocket ws, boolean sessionAllowed) {
     socket = ws;
     login = null;
     backoffMs = BACKOFF_START_MS;
     lastError = null;
     metrics.peerUp(serverLogin, true);
-    logInOn(ws);
+    if (sessionAllowed) {
+      logInOn(ws);
+    } else {
+      login = Login.REFUSED;
+      lastError = "no server session over plain ws:// to a non-loopback address (use wss://, or peers[].insecure)";
+      loggingIn = Future.succeededFuture(Login.REFUSED);
+      LOG.warn("peer connected for the open ops only: {} [url: {}]", lastError, url);
+    }
     onConnected.accept(url);
     if (down) {
       down = false;
@@ -305,29 +323,38 @@ final class PeerConnection {
 
   /** Logs in on {@code ws} and acts on the outcome; a refusal is retried with the login backoff. */
   private void logInOn(WebSocket ws) {
-    loggingIn = logIn(ws).onComplete(ar -> {
-      if (socket != ws) {
-        return;
-      }
-      if (ar.failed()) {
-        // the connection itself failed while logging in (timeout, 503): start again on a fresh one
-        ws.close();
-        return;
-      }
-      login = ar.result();
-      if (login == Login.AUTHENTICATED) {
-        authenticatedNow();
-      } else if (login == Login.NOT_SUPPORTED) {
-        onSession.accept(url);
-      } else {
-        scheduleLoginRetry(ws);
-      }
-    }).otherwise(Login.REFUSED);
+    loggingIn = handshake.logIn((op, payload) -> send(ws, op, payload, callTimeoutMs), url, serverLogin, protocol)
+        .map(outcome -> {
+          if (socket != ws) {
+            return outcome.login();
+          }
+          login = outcome.login();
+          if (login == Login.AUTHENTICATED) {
+            authenticatedNow();
+          } else if (login == Login.NOT_SUPPORTED) {
+            if (protocol == PeerProtocol.V1) {
+              onSession.accept(url);
+            } else {
+              lastError = "the peer knows no server login: open ops only";
+            }
+          } else {
+            lastError = outcome.reason();
+            scheduleLoginRetry(ws);
+          }
+          return login;
+        })
+        .onFailure(failure -> {
+          if (socket == ws) {
+            // the connection itself failed while logging in (timeout, 503): start again on a fresh one
+            ws.close();
+          }
+        })
+        .otherwise(Login.REFUSED);
   }
 
   private void authenticatedNow() {
     loginBackoffMs = BACKOFF_START_MS;
-    LOG.info("peer authenticated: server session open [serverLogin: {}, url: {}]", peerServerLogin, url);
+    LOG.info("peer authenticated: server session open [serverLogin: {}, url: {}]", serverLogin, url);
     onSession.accept(url);
   }
 
@@ -441,10 +468,19 @@ final class PeerConnection {
     if (status == Status.OK) {
       call.promise.tryComplete(frame.path("payload"));
     } else {
+      // a peer's words enter here: escaped and cut once, so no log line or answer built from them can be forged
       JsonNode error = frame.path("error");
       call.promise.tryFail(new ProtocolException(status == 0 ? Status.INTERNAL : status,
-          error.path("code").asText(ErrorCode.INTERNAL), error.path("message").asText("")));
+          LogText.escape(error.path("code").asText(ErrorCode.INTERNAL)),
+          LogText.escape(error.path("message").asText(""))));
     }
+  }
+
+  /**
+   * Whom a connection dials: the URL, the serverLogin that {@code peers} or a current route gives for it, the
+   * server-session version it speaks, whether it is a configured peer, and whether a session may run over plain ws.
+   */
+  record Target(String url, String serverLogin, PeerProtocol protocol, boolean configured, boolean insecure) {
   }
 
   private record Pending(WebSocket ws, Promise<JsonNode> promise, long timer) {

@@ -24,6 +24,8 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.ServerKeyRepository;
 import org.shine.server.dm.SignatureVerifier;
+import org.shine.server.egress.EgressPolicy;
+import org.shine.server.egress.EgressResolver;
 import org.shine.server.metrics.PeerCallOutcome;
 import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.protocol.ErrorCode;
@@ -55,17 +57,22 @@ public final class PeerVerticle extends VerticleBase {
   private final SignatureVerifier verifier;
   private final Clock clock;
   private final ShineMetrics metrics;
+  private final Future<Void> nodeUp;
   private final Map<String, PeerConnection> connections = new HashMap<>();
   /** URLs named by a current route: until when that is known, and the serverLogin the route gives. */
   private final Map<String, Routed> routedUrls = new HashMap<>();
   private Set<String> configuredUrls;
   private WebSocketClient client;
   private HttpClient http;
+  private EgressResolver egress;
+  private CallerHandshake handshake;
   private ServerKeyRepository keys;
   private long idleTimer = -1;
 
+  /** {@code nodeUp}: completes once the node's gateway listens; no peer is dialed before. */
   public PeerVerticle(AppConfig config, ServerIdentity identity, SignatureVerifier verifier, Clock clock,
-      ShineMetrics metrics) {
+      ShineMetrics metrics, Future<Void> nodeUp) {
+    this.nodeUp = Objects.requireNonNull(nodeUp);
     this.config = Objects.requireNonNull(config);
     this.identity = Objects.requireNonNull(identity);
     this.verifier = Objects.requireNonNull(verifier);
@@ -78,17 +85,23 @@ public final class PeerVerticle extends VerticleBase {
     LocalRecordCodec.register(vertx, PeerRequest.class, PeerResponse.class, ServerLoginCheck.class,
         PeerStatus.All.class);
     int maxMessage = Math.max(MIN_MESSAGE_BYTES, config.limits().maxResponseBytes()) + FRAME_SLACK_BYTES;
+    // wss: the certificate must be valid for the URL's host (PROTOCOL §6a v3 step 2); SNI names that host
     client = vertx.createWebSocketClient(new WebSocketClientOptions()
         .setMaxFrameSize(maxMessage)
         .setMaxMessageSize(maxMessage)
-        .setMaxConnections(MAX_CONNECTIONS));
-    http = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) config.delivery().callTimeoutMs()));
+        .setMaxConnections(MAX_CONNECTIONS)
+        .setVerifyHost(true));
+    http = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) config.delivery().callTimeoutMs())
+        .setVerifyHost(true).setForceSni(true));
     keys = new ServerKeyRepository(Database.sharedPool(vertx, config.db()));
-    PeerKeys peerKeys = new PeerKeys(config, keys, http, verifier, clock);
+    egress = new EgressResolver(vertx, EgressPolicy.of(config));
+    PeerKeys peerKeys = new PeerKeys(config, keys, http, verifier, egress, clock);
+    handshake = new CallerHandshake(identity, peerKeys, verifier);
     configuredUrls = config.peers().stream().map(AppConfig.Peer::url).collect(Collectors.toUnmodifiableSet());
     for (AppConfig.Peer peer : config.peers()) {
-      if (!peer.url().equals(config.publicUrl())) {
-        connections.put(peer.url(), newConnection(peer.url(), peer.serverLogin(), true));
+      if (!config.ownUrl(peer.url())) {
+        connections.put(peer.url(), newConnection(new PeerConnection.Target(peer.url(), peer.serverLogin(),
+            peer.protocol(), true, peer.insecure())));
       }
     }
     long idleMs = config.limits().idleTimeoutMs();
@@ -110,7 +123,10 @@ public final class PeerVerticle extends VerticleBase {
   public Future<?> stop() {
     vertx.cancelTimer(idleTimer);
     connections.values().forEach(PeerConnection::close);
-    return client.close().eventually(http::close);
+    return client.close().eventually(http::close).eventually(() -> {
+      egress.close();
+      return Future.succeededFuture();
+    });
   }
 
   private Future<PeerResponse> call(PeerRequest request) {
@@ -118,7 +134,8 @@ public final class PeerVerticle extends VerticleBase {
     PeerConnection open = connections.get(request.url());
     Future<PeerConnection> connection = open != null ? Future.succeededFuture(open)
         : allowed(request.url()).map(serverLogin -> connections.computeIfAbsent(request.url(),
-            url -> newConnection(url, serverLogin, false)));
+            url -> newConnection(new PeerConnection.Target(url, serverLogin, AppConfig.PeerProtocol.V3, false,
+                false))));
     return connection.compose(c -> c.call(request.op(), request.payload(), request.timeoutMs(), request.needsSession())
             .onComplete(ar -> metrics.peerCall(c.serverLogin(), request.op(), outcome(ar.cause()),
                 System.nanoTime() - start)))
@@ -184,10 +201,11 @@ public final class PeerVerticle extends VerticleBase {
     }
   }
 
-  private PeerConnection newConnection(String url, String serverLogin, boolean persistent) {
+  private PeerConnection newConnection(PeerConnection.Target target) {
     // a peer applies its per-connection limit to us too; assume it is the same as ours
-    return new PeerConnection(vertx, client, url, serverLogin, identity, metrics, config.delivery().callTimeoutMs(),
-        config.limits().maxInFlightPerConnection(), config.delivery().queueCapacity(), persistent,
+    return new PeerConnection(vertx, client, target, handshake, egress, nodeUp, metrics,
+        config.delivery().callTimeoutMs(),
+        config.limits().maxInFlightPerConnection(), config.delivery().queueCapacity(),
         connected -> vertx.eventBus().send(Addresses.DIRECTORY_REANNOUNCE, connected, LOCAL),
         session -> vertx.eventBus().publish(Addresses.PEER_CONNECTED, session, LOCAL),
         returned -> vertx.eventBus().publish(Addresses.PEER_UP, returned, LOCAL));

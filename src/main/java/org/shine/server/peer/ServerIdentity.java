@@ -80,14 +80,41 @@ public final class ServerIdentity {
     return Base64.getEncoder().encodeToString(publicKey);
   }
 
-  /** The bytes a ServerAuthLogin signature covers (PROTOCOL §6a). */
+  /** The bytes a v2 ServerAuthLogin signature covers (PROTOCOL §6a step 6: only with peers of protocol v2). */
   public static byte[] loginBytes(String calleeServerLogin, String callerServerLogin, String challengeB64) {
     return ("SHiNE_SERVER_AUTH|" + calleeServerLogin + "|" + callerServerLogin + "|" + challengeB64)
         .getBytes(StandardCharsets.UTF_8);
   }
 
-  /** This server's signature for logging in to {@code calleeServerLogin} with its challenge. */
+  /**
+   * The bytes a v3 ServerAuthLogin signature covers (PROTOCOL §6a step 5): the caller binds the URL it dialed, so
+   * a signature made for one host is worth nothing at another.
+   */
+  public static byte[] loginBytesV3(String calleeServerLogin, String callerServerLogin, String url,
+      String challengeB64) {
+    return ("SHiNE_SERVER_AUTH3|" + calleeServerLogin + "|" + callerServerLogin + "|" + url + "|" + challengeB64)
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The bytes of the callee's hello (PROTOCOL §6a step 3): it proves itself before the caller signs anything. */
+  public static byte[] helloBytes(String calleeServerLogin, String callerServerLogin, String nonceB64,
+      String challengeB64) {
+    return ("SHiNE_SERVER_HELLO3|" + calleeServerLogin + "|" + callerServerLogin + "|" + nonceB64 + "|"
+        + challengeB64).getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** This server's v2 signature for logging in to {@code calleeServerLogin} with its challenge. */
   public byte[] signLogin(String calleeServerLogin, String challengeB64) {
     return Ed25519Signer.sign(privateKey, loginBytes(calleeServerLogin, serverLogin, challengeB64));
+  }
+
+  /** This server's v3 signature for logging in to {@code calleeServerLogin} at {@code url} with its challenge. */
+  public byte[] signLoginV3(String calleeServerLogin, String url, String challengeB64) {
+    return Ed25519Signer.sign(privateKey, loginBytesV3(calleeServerLogin, serverLogin, url, challengeB64));
+  }
+
+  /** This server's hello to {@code callerServerLogin}, answering its nonce with a fresh challenge. */
+  public byte[] signHello(String callerServerLogin, String nonceB64, String challengeB64) {
+    return Ed25519Signer.sign(privateKey, helloBytes(serverLogin, callerServerLogin, nonceB64, challengeB64));
   }
 }

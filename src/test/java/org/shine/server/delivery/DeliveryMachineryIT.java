@@ -60,7 +60,7 @@ class DeliveryMachineryIT {
     TestServer server = world.server("s1", "{\"delivery\":{\"scheduleMs\":[0,300,600,900,1200],"
         + "\"workerPeriodMs\":50,\"callTimeoutMs\":5000,\"leaseMs\":3000,\"maxInFlight\":1,\"queueCapacity\":0}}");
     TestUser alice = world.user("alice", server);
-    TestUser bob = world.user("bob", List.of(Map.entry("b1", slow.url())), server);
+    TestUser bob = world.user("bob", List.of(Map.entry(slow.serverLogin(), slow.url())), server);
     ShineClient session = world.session(alice, server);
 
     // GIVEN one attempt in flight that the recipient does not answer yet, filling the single slot
@@ -90,7 +90,7 @@ class DeliveryMachineryIT {
     StubPeer silent = world.stub().respond(RECEIVE, (op, p) -> Promise.promise().future());
     TestServer server = world.server("s1", "{\"delivery\":{\"callTimeoutMs\":20000,\"workerPeriodMs\":60000}}");
     TestUser alice = world.user("alice", server);
-    TestUser bob = world.user("bob", List.of(Map.entry("b1", silent.url())), server);
+    TestUser bob = world.user("bob", List.of(Map.entry(silent.serverLogin(), silent.url())), server);
     ShineClient session = world.session(alice, server);
     Future<JsonNode> send = session.sendPair(alice.pairTo(bob, "hello?"));
     Eventually.until("the call is in flight", 5_000, () -> silent.count(RECEIVE) == 1);
@@ -110,7 +110,7 @@ class DeliveryMachineryIT {
     TestServer server = world.server("s1", "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + peerUrl + "\"}]}");
     List<String> connected = new java.util.concurrent.CopyOnWriteArrayList<>();
     server.vertx().eventBus().<String>consumer("peer.connected", m -> connected.add(m.body()));
-    StubPeer late = world.keep(StubPeer.start(vertx, world.port("s2"))).acceptEverything();
+    StubPeer late = world.keep(StubPeer.start(vertx, world.port("s2"))).named("s2").acceptEverything();
     Eventually.until("the server connects to the late peer", 10_000, () -> connected.contains(peerUrl));
     world.user("alice", server);
     Eventually.until("the card is relayed to the configured peer", 5_000, () -> late.count("PublishUserCard") == 1);

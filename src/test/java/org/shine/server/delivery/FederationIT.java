@@ -51,16 +51,16 @@ class FederationIT {
   private static TestServer s4;
   private static Sql s1Sql;
   private static Sql s3Sql;
-  private static final AtomicInteger SERVERS = new AtomicInteger();
   private TestWorld test;
 
   @BeforeAll
   static void startServers() {
     world = TestWorld.on(Vertx.vertx()).config(FAST);
     vertx = world.vertx();
-    s1 = world.server("s1");
-    s3 = world.server("s3");
-    s4 = world.server("s4");
+    TestServer[] servers = world.servers("s1", "s3", "s4");
+    s1 = servers[0];
+    s3 = servers[1];
+    s4 = servers[2];
     s1Sql = world.sql(s1);
     s3Sql = world.sql(s3);
   }
@@ -111,7 +111,7 @@ class FederationIT {
     TestUser alice = user("alice");
     TestUser bob = user("bob");
     alice.publish(vertx, TestWorld.routes(s1), 1, s1.url(), s3.url());
-    bob.publish(vertx, List.of(Map.entry("s3", s3.url()), Map.entry(srv("gone"), deadUrl())), 1, s1.url(), s3.url());
+    bob.publish(vertx, List.of(Map.entry("s3", s3.url()), TestWorld.deadRoute()), 1, s1.url(), s3.url());
     SignedPair pair = alice.pairTo(bob, "one is down");
 
     JsonNode result = test.session(alice, s1).sendPair(pair).await();
@@ -131,7 +131,7 @@ class FederationIT {
         : new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
     StubPeer second = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
     alice.publish(vertx, TestWorld.routes(s1), 1, s1.url());
-    bob.publish(vertx, List.of(Map.entry(srv("b1"), first.url()), Map.entry(srv("b2"), second.url())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry(first.serverLogin(), first.url()), Map.entry(second.serverLogin(), second.url())), 1, s1.url());
     ShineClient session = test.session(alice, s1);
     List<JsonNode> events = new CopyOnWriteArrayList<>();
     session.onEvent(events::add);
@@ -162,7 +162,7 @@ class FederationIT {
     TestUser bob = user("bob");
     StubPeer dead = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
     alice.publish(vertx, TestWorld.routes(s1), 1, s1.url());
-    bob.publish(vertx, List.of(Map.entry(srv("b1"), dead.url())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry(dead.serverLogin(), dead.url())), 1, s1.url());
     ShineClient session = test.session(alice, s1);
     List<JsonNode> events = new CopyOnWriteArrayList<>();
     session.onEvent(events::add);
@@ -191,8 +191,8 @@ class FederationIT {
             .put("messageKey", p.path("messageKey").asText()).put("known", true).put("delivered", true))
         .respond("ReceiveOutcomingMessage", (op, p) -> Json.MAPPER.createObjectNode());
     StubPeer recipient = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "x"));
-    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(srv("sib"), sibling.url())), 1, s1.url());
-    bob.publish(vertx, List.of(Map.entry(srv("b1"), recipient.url())), 1, s1.url());
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(sibling.serverLogin(), sibling.url())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry(recipient.serverLogin(), recipient.url())), 1, s1.url());
     SignedPair pair = alice.pairTo(bob, "ask my sibling");
 
     test.session(alice, s1).sendPair(pair).await();
@@ -215,9 +215,9 @@ class FederationIT {
     AtomicInteger calls = new AtomicInteger();
     StubPeer recipient = stub().respond(RECEIVE, (op, p) -> calls.incrementAndGet() >= 5
         ? Json.MAPPER.createObjectNode() : new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "x"));
-    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(srv("sib"), rejecting.url())), 1, s1.url());
-    carol.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(srv("sib"), deadUrl())), 1, s1.url());
-    bob.publish(vertx, List.of(Map.entry(srv("b1"), recipient.url())), 1, s1.url());
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry(rejecting.serverLogin(), rejecting.url())), 1, s1.url());
+    carol.publish(vertx, List.of(Map.entry("s1", s1.url()), TestWorld.deadRoute()), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry(recipient.serverLogin(), recipient.url())), 1, s1.url());
     SignedPair fromAlice = alice.pairTo(bob, "sibling says UNKNOWN_OP");
     SignedPair fromCarol = carol.pairTo(bob, "sibling is down");
 
@@ -241,8 +241,8 @@ class FederationIT {
     StubPeer old = stub().respond(RECEIVE, (op, p) -> new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "x"));
     StubPeer fresh = stub().respond(RECEIVE, (op, p) -> Json.MAPPER.createObjectNode());
     alice.publish(vertx, TestWorld.routes(s1), 1, s1.url());
-    bob.publish(vertx, List.of(Map.entry(srv("b1"), old.url())), 1, s1.url());
-    carol.publish(vertx, List.of(Map.entry(srv("c1"), old.url())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry(old.serverLogin(), old.url())), 1, s1.url());
+    carol.publish(vertx, List.of(Map.entry(old.serverLogin(), old.url())), 1, s1.url());
     ShineClient session = test.session(alice, s1);
     SignedPair toBob = alice.pairTo(bob, "you moved?");
     SignedPair toCarol = alice.pairTo(carol, "doomed");
@@ -250,12 +250,12 @@ class FederationIT {
     Eventually.until("carol's message fails", 6_000, () -> "failed".equals(s1Sql.state(toCarol)));
 
     session.sendPair(toBob).await();
-    bob.publish(vertx, List.of(Map.entry(srv("b2"), fresh.url())), 2, s1.url());
-    carol.publish(vertx, List.of(Map.entry(srv("c2"), fresh.url())), 2, s1.url());
+    bob.publish(vertx, List.of(Map.entry(fresh.serverLogin(), fresh.url())), 2, s1.url());
+    carol.publish(vertx, List.of(Map.entry(fresh.serverLogin(), fresh.url())), 2, s1.url());
 
     Eventually.until("bob's message delivered through the new route", 5_000,
         () -> "delivered".equals(s1Sql.state(toBob)));
-    bob.publish(vertx, List.of(Map.entry(srv("b3"), old.url())), 3, s1.url());
+    bob.publish(vertx, List.of(Map.entry(old.serverLogin(), old.url())), 3, s1.url());
     long oldCalls = old.count(RECEIVE);
     // the new route reopens neither: s1's retry worker claims due rows for three more schedule points
     test.awaitRetryRounds(s1, 3);
@@ -284,7 +284,7 @@ class FederationIT {
     TestUser alice = user("alice");
     TestUser bob = user("bob");
     alice.publish(vertx, TestWorld.routes(nodeA), 1, nodeA.url());
-    bob.publish(vertx, List.of(Map.entry(srv("b1"), dead.url())), 1, nodeA.url());
+    bob.publish(vertx, List.of(Map.entry(dead.serverLogin(), dead.url())), 1, nodeA.url());
     ShineClient session = test.session(alice, nodeA);
     List<SignedPair> pairs = new ArrayList<>();
     for (int i = 0; i < 40; i++) {
@@ -378,15 +378,16 @@ class FederationIT {
   @Test
   @DisplayName("(j) the sibling's own schedule delivers after the original server dies following the forward")
   void siblingTakesOver() {
-    TestServer origin = test.server("sa");
-    TestServer sibling = test.server("sb");
+    TestServer[] both = test.servers("sa", "sb");
+    TestServer origin = both[0];
+    TestServer sibling = both[1];
     AtomicBoolean up = new AtomicBoolean(false);
     StubPeer recipient = stub().respond(RECEIVE, (op, p) -> up.get() ? Json.MAPPER.createObjectNode()
         : new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down"));
     TestUser alice = user("alice");
     TestUser bob = user("bob");
     alice.publish(vertx, TestWorld.routes(origin, sibling), 1, origin.url(), sibling.url());
-    bob.publish(vertx, List.of(Map.entry(srv("b1"), recipient.url())), 1, origin.url(), sibling.url());
+    bob.publish(vertx, List.of(Map.entry(recipient.serverLogin(), recipient.url())), 1, origin.url(), sibling.url());
     SignedPair pair = alice.pairTo(bob, "carry on without me");
 
     test.session(alice, origin).sendPair(pair).await();
@@ -397,7 +398,7 @@ class FederationIT {
     origin.close();
     up.set(true);
 
-    Eventually.until("the sibling delivers it", 5_000, () -> "delivered".equals(sibSql.state(pair)));
+    Eventually.until("the sibling delivers it", 20_000, () -> "delivered".equals(sibSql.state(pair)));
     assertThat(recipient.requests().stream().filter(r -> r.op().equals(RECEIVE))
         .map(r -> r.payload().path("sourceServerLogin").asText())).contains("sb");
   }
@@ -432,15 +433,6 @@ class FederationIT {
 
   private static TestUser user(String prefix) {
     return TestUser.create(TestWorld.unique(prefix));
-  }
-
-  /** A serverLogin of its own for each stub route (one serverLogin has one URL, PROTOCOL §6a). */
-  private static String srv(String base) {
-    return base + "-" + SERVERS.incrementAndGet();
-  }
-
-  private static String deadUrl() {
-    return "ws://127.0.0.1:" + TestServer.freePort() + "/ws";
   }
 
   private static String baseKeyOf(JsonNode receivePayload) {

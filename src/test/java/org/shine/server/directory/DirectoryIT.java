@@ -43,10 +43,10 @@ import org.shine.server.util.Json;
 @Timeout(value = 60, timeUnit = TimeUnit.SECONDS)
 class DirectoryIT {
   private static final long WAIT_S = 20;
-  // nothing listens on these ports, so relaying accepted cards to the listed servers fails at once and harmlessly
-  private static final Map.Entry<String, String> S1 = Map.entry("s1", "ws://127.0.0.1:1/ws");
-  private static final Map.Entry<String, String> S2 = Map.entry("s2", "ws://127.0.0.1:2/ws");
-  private static final Map.Entry<String, String> S3 = Map.entry("s3", "wss://127.0.0.1:3/ws");
+  // servers that are not configured peers go by their URL's host (PROTOCOL §6a v3); nothing listens on these ports
+  private static final Map.Entry<String, String> S1 = Map.entry("127.0.0.21", "ws://127.0.0.21:1/ws");
+  private static final Map.Entry<String, String> S2 = Map.entry("127.0.0.22", "ws://127.0.0.22:2/ws");
+  private static final Map.Entry<String, String> S3 = Map.entry("127.0.0.23", "wss://127.0.0.23:3/ws");
   private static final MutableClock CLOCK = MutableClock.now();
   private static TestWorld world;
   private static Vertx vertx;
@@ -92,7 +92,7 @@ class DirectoryIT {
     Row row = cardRow("dana");
     assertThat(row.getBuffer("public_key").getBytes()).isEqualTo(key.publicKey());
     assertThat(row.getLong("version")).isEqualTo(1);
-    assertThat(routes("dana")).containsExactly("0 s1 " + S1.getValue(), "1 s2 " + S2.getValue());
+    assertThat(routes("dana")).containsExactly("0 " + S1.getKey() + " " + S1.getValue(), "1 " + S2.getKey() + " " + S2.getValue());
   }
 
   @Test
@@ -111,7 +111,7 @@ class DirectoryIT {
     assertThat(reordered).isEqualTo(again);
     assertThat(cardRow("ella").getLong("updated_at_ms")).isEqualTo(updatedAt);
     assertThat(fetchCard("ella")).isEqualTo(json(card.toString()));
-    assertThat(routes("ella")).containsExactly("0 s1 " + S1.getValue());
+    assertThat(routes("ella")).containsExactly("0 " + S1.getKey() + " " + S1.getValue());
   }
 
   @Test
@@ -125,7 +125,7 @@ class DirectoryIT {
     assertRefused(publishing(ShineClient.signedCard("fern", key, List.of(S1), 2)), 409, ErrorCode.CARD_CONFLICT);
 
     assertThat(fetchCard("fern")).isEqualTo(json(original.toString()));
-    assertThat(routes("fern")).containsExactly("0 s1 " + S1.getValue(), "1 s2 " + S2.getValue());
+    assertThat(routes("fern")).containsExactly("0 " + S1.getKey() + " " + S1.getValue(), "1 " + S2.getKey() + " " + S2.getValue());
   }
 
   @Test
@@ -140,7 +140,7 @@ class DirectoryIT {
 
     assertThat(fetchCard("gina")).isEqualTo(json(current.toString()));
     assertThat(cardRow("gina").getLong("version")).isEqualTo(3);
-    assertThat(routes("gina")).containsExactly("0 s1 " + S1.getValue());
+    assertThat(routes("gina")).containsExactly("0 " + S1.getKey() + " " + S1.getValue());
   }
 
   @Test
@@ -156,7 +156,7 @@ class DirectoryIT {
 
     assertThat(cardRow("hana").getBuffer("public_key").getBytes()).isEqualTo(owner.publicKey());
     assertThat(fetchCard("hana")).isEqualTo(json(original.toString()));
-    assertThat(routes("hana")).containsExactly("0 s1 " + S1.getValue());
+    assertThat(routes("hana")).containsExactly("0 " + S1.getKey() + " " + S1.getValue());
   }
 
   @Test
@@ -167,7 +167,7 @@ class DirectoryIT {
     ObjectNode signedByOther = ShineClient.signedCard("iris", other, List.of(S1), 1)
         .put("publicKeyB64", key.publicKeyB64());
     ObjectNode newLoginTampered = ShineClient.signedCard("iris", key, List.of(S1), 1);
-    ((ObjectNode) newLoginTampered.get("accessServers").get(0)).put("url", S3.getValue());
+    ((ObjectNode) newLoginTampered.get("accessServers").get(0)).put("url", "ws://127.0.0.21:9/ws");
 
     assertRefused(publishing(signedByOther), 400, ErrorCode.BAD_SIGNATURE);
     assertRefused(publishing(newLoginTampered), 400, ErrorCode.BAD_SIGNATURE);
@@ -183,7 +183,7 @@ class DirectoryIT {
     assertRefused(publishing(versionBumped), 400, ErrorCode.BAD_SIGNATURE);
     assertRefused(publishing(zeroSignature), 400, ErrorCode.BAD_SIGNATURE);
     assertThat(fetchCard("iris")).isEqualTo(json(original.toString()));
-    assertThat(routes("iris")).containsExactly("0 s1 " + S1.getValue());
+    assertThat(routes("iris")).containsExactly("0 " + S1.getKey() + " " + S1.getValue());
   }
 
   @Test
@@ -194,7 +194,7 @@ class DirectoryIT {
     assertRefused(publishing(ShineClient.signedCard("jade", key, List.of(), 1)), 400, ErrorCode.INVALID_FIELD);
     assertRefused(publishing(ShineClient.signedCard("jade", key, List.of(S1, S2, S3), 1)), 400,
         ErrorCode.INVALID_FIELD);
-    assertRefused(publishing(ShineClient.signedCard("jade", key, List.of(S1, Map.entry("s1", S2.getValue())), 1)),
+    assertRefused(publishing(ShineClient.signedCard("jade", key, List.of(S1, Map.entry(S1.getKey(), S2.getValue())), 1)),
         400, ErrorCode.INVALID_FIELD);
     ObjectNode notAList = ShineClient.signedCard("jade", key, List.of(S1), 1);
     notAList.set("accessServers", notAList.get("accessServers").get(0));
@@ -232,7 +232,7 @@ class DirectoryIT {
     KeyFile key = KeyFile.generate("lena");
     for (String url : List.of("http://127.0.0.1:7101/ws", "not a url", "ws://", "ws:///ws", "ws://h:1/ws|s2=x",
         "127.0.0.1:7101/ws")) {
-      ObjectNode card = ShineClient.signedCard("lena", key, List.of(Map.entry("s1", url)), 1);
+      ObjectNode card = ShineClient.signedCard("lena", key, List.of(Map.entry("127.0.0.1", url)), 1);
       assertRefused(publishing(card), 400, ErrorCode.INVALID_FIELD);
     }
 
@@ -251,18 +251,35 @@ class DirectoryIT {
     publish(ShineClient.signedCard("nina", nina, List.of(S2), 1));
 
     // WHEN cards name s2, or this server itself, somewhere else
-    assertRefused(publishing(ShineClient.signedCard("omar", omar, List.of(Map.entry("s2", "ws://127.0.0.1:9/ws")),
-        1)), 409, ErrorCode.ROUTE_CONFLICT);
+    assertRefused(publishing(ShineClient.signedCard("omar", omar, List.of(Map.entry(S2.getKey(),
+        "ws://127.0.0.22:9/ws")), 1)), 409, ErrorCode.ROUTE_CONFLICT);
     assertRefused(publishing(ShineClient.signedCard("omar", omar, List.of(Map.entry("home", "ws://127.0.0.1:9/ws")),
         1)), 409, ErrorCode.ROUTE_CONFLICT);
-    assertRefused(publishing(ShineClient.signedCard("nina", nina, List.of(S1, Map.entry("s2", "ws://evil:1/ws")),
-        2)), 409, ErrorCode.ROUTE_CONFLICT);
+    assertRefused(publishing(ShineClient.signedCard("nina", nina, List.of(S1, Map.entry(S2.getKey(),
+        "wss://127.0.0.22:2/ws")), 2)), 409, ErrorCode.ROUTE_CONFLICT);
 
     // THEN nothing of them is stored, and the known URLs are accepted
     assertThat(cardCount("omar")).isZero();
-    assertThat(routes("nina")).containsExactly("0 s2 " + S2.getValue());
+    assertThat(routes("nina")).containsExactly("0 " + S2.getKey() + " " + S2.getValue());
     assertThat(publish(ShineClient.signedCard("omar", omar, List.of(Map.entry("home", server.url()), S2), 1))
         .get("changed").asBoolean()).isTrue();
+  }
+
+  @Test
+  @DisplayName("a route not configured as a peer must be named after its URL's host, lower-case: else 400 ROUTE_NAME")
+  void routeName() {
+    KeyFile pia = KeyFile.generate("pia");
+
+    // WHEN a card gives a host another server's name (a user claiming a real server's name for a host of hers)
+    assertRefused(publishing(ShineClient.signedCard("pia", pia, List.of(Map.entry("s2", "ws://127.0.0.24:2/ws")),
+        1)), 400, ErrorCode.ROUTE_NAME);
+    assertRefused(publishing(ShineClient.signedCard("pia", pia, List.of(Map.entry("127.0.0.25",
+        "ws://127.0.0.24:2/ws")), 1)), 400, ErrorCode.ROUTE_NAME);
+    assertThat(cardCount("pia")).isZero();
+
+    // THEN a route named after its host is accepted, whatever the case of the host in the URL
+    assertThat(publish(ShineClient.signedCard("pia", pia, List.of(Map.entry("localhost", "ws://LocalHost:1/ws")),
+        1)).get("changed").asBoolean()).isTrue();
   }
 
   @Test
@@ -270,16 +287,16 @@ class DirectoryIT {
   void newerVersionRewritesRoutes() {
     KeyFile key = KeyFile.generate("mira");
     publish(ShineClient.signedCard("mira", key, List.of(S1, S2), 1));
-    assertThat(routes("mira")).containsExactly("0 s1 " + S1.getValue(), "1 s2 " + S2.getValue());
+    assertThat(routes("mira")).containsExactly("0 " + S1.getKey() + " " + S1.getValue(), "1 " + S2.getKey() + " " + S2.getValue());
 
     JsonNode v2 = publish(ShineClient.signedCard("mira", key, List.of(S3, S1), 2));
     assertThat(v2).isEqualTo(json("{\"login\":\"mira\",\"version\":2,\"changed\":true}"));
-    assertThat(routes("mira")).containsExactly("0 s3 " + S3.getValue(), "1 s1 " + S1.getValue());
+    assertThat(routes("mira")).containsExactly("0 " + S3.getKey() + " " + S3.getValue(), "1 " + S1.getKey() + " " + S1.getValue());
 
     // versions need not be consecutive, and a card may shrink to one server
     ObjectNode v7 = ShineClient.signedCard("mira", key, List.of(S2), 7);
     assertThat(publish(v7).get("changed").asBoolean()).isTrue();
-    assertThat(routes("mira")).containsExactly("0 s2 " + S2.getValue());
+    assertThat(routes("mira")).containsExactly("0 " + S2.getKey() + " " + S2.getValue());
     assertThat(cardRow("mira").getLong("version")).isEqualTo(7);
     assertThat(fetchCard("mira")).isEqualTo(json(v7.toString()));
     assertThat(count("SELECT count(*) FROM user_card WHERE login = 'mira'")).isEqualTo(1);

@@ -58,8 +58,8 @@ class PeerConnectionsIT {
   @DisplayName("a call to a URL that is neither a configured peer nor in a current route is refused 403"
       + " PEER_NOT_ALLOWED without connecting, while a URL named in a card's route is called")
   void onlyKnownUrls() {
-    StubPeer stranger = stub("s8").acceptEverything();
-    StubPeer routed = stub("s9").acceptEverything();
+    StubPeer stranger = world.stub().acceptEverything();
+    StubPeer routed = world.stub().acceptEverything();
     TestServer server = server("{}");
     // GIVEN dave's card names the routed stub as his access server
     publishCardRoutedTo(server, "dave", routed);
@@ -80,8 +80,8 @@ class PeerConnectionsIT {
   @DisplayName("a route's connection is closed after idleTimeoutMs without calls and opened again by the next call,"
       + " while a configured peer's connection stays")
   void idleRouteConnectionsClose() {
-    StubPeer configured = stub("s8").acceptEverything();
-    StubPeer routed = stub("s9").acceptEverything();
+    StubPeer configured = world.stub().named("s8").acceptEverything();
+    StubPeer routed = world.stub().acceptEverything();
     TestServer server = server("{\"limits\":{\"idleTimeoutMs\":1500},\"peers\":[{\"serverLogin\":\"s8\",\"url\":\""
         + configured.url() + "\"}]}");
     publishCardRoutedTo(server, "dave", routed);
@@ -105,14 +105,15 @@ class PeerConnectionsIT {
   @DisplayName("with maxInFlightPerConnection 1 and queueCapacity 2, against a peer that never answers, the fourth"
       + " concurrent call fails at once with 503 PEER_BUSY")
   void boundedCallQueue() {
-    StubPeer silent = stub("s9").respond(Ops.GET_DM_DELIVERY_STATUS, (op, payload) -> ShineClient.object())
+    StubPeer silent = world.stub().respond(Ops.GET_DM_DELIVERY_STATUS, (op, payload) -> ShineClient.object())
         .respond(Ops.RECEIVE_INCOMING_MESSAGE, (op, payload) -> Promise.promise().future());
     TestServer server = server("{\"limits\":{\"maxInFlightPerConnection\":1},\"delivery\":{\"queueCapacity\":2}}");
     publishCardRoutedTo(server, "dave", silent);
-    // GIVEN the connection is open and idle: the card relay it was opened for has been answered, and so has a call
-    // sent after it (one connection answers in order)
-    Eventually.until("the card relay reached the peer", WAIT_MS, () -> silent.count(Ops.PUBLISH_USER_CARD) == 1);
+    // GIVEN the connection is open and idle: a call on it has been answered (a server first seen in a card is not
+    // dialed for a card relay, PROTOCOL §13, so this call opens it)
     await(call(server, silent.url(), Ops.GET_DM_DELIVERY_STATUS));
+    Eventually.until("the login on the new connection is done", WAIT_MS,
+        () -> silent.count("ServerAuthLogin") == 1);
 
     // WHEN four calls are made at once to a peer that answers none of them
     List<Future<PeerResponse>> calls = new ArrayList<>();
@@ -132,7 +133,7 @@ class PeerConnectionsIT {
       + " runs, and its return is published on peer.up (PROTOCOL 7.6)")
   void downPeerFailsFast() {
     int port = TestServer.freePort();
-    StubPeer peer = StubPeer.start(vertx, port).named("s9").acceptEverything();
+    StubPeer peer = StubPeer.start(vertx, port).acceptEverything();
     TestServer server = server("{}");
     publishCardRoutedTo(server, "dave", peer);
     await(call(server, peer.url(), Ops.GET_DM_DELIVERY_STATUS));
@@ -180,17 +181,13 @@ class PeerConnectionsIT {
         return false;
       }
     });
-    StubPeer back = started[0].named("s9").acceptEverything();
+    StubPeer back = started[0].acceptEverything();
     world.onClose(back::close);
     Eventually.until("peer.up names the peer", WAIT_MS, () -> returned.contains(peer.url()));
     assertThat(await(call(server, peer.url(), Ops.GET_DM_DELIVERY_STATUS)).payload().isObject()).isTrue();
   }
 
   // ---- helpers -------------------------------------------------------------------------------------------
-
-  private StubPeer stub(String serverLogin) {
-    return world.stub().named(serverLogin);
-  }
 
   private TestServer server(String overridesJson) {
     return world.server("s1", overridesJson);

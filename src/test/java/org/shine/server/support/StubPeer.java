@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.ServerWebSocket;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,6 +14,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import org.shine.server.client.ShineClient;
 import org.shine.server.dm.KeyFile;
+import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.peer.ServerIdentity;
+import org.shine.server.util.Challenges;
 import org.shine.server.util.Json;
 
 /**
@@ -27,6 +31,8 @@ public final class StubPeer implements AutoCloseable {
   private final List<Request> requests = new CopyOnWriteArrayList<>();
   private final List<ServerWebSocket> sockets = new CopyOnWriteArrayList<>();
   private final AtomicInteger accepted = new AtomicInteger();
+  private final AtomicInteger keyFetches = new AtomicInteger();
+  private volatile boolean keyHidden;
   private final Map<String, BiFunction<String, JsonNode, Object>> byOp = new ConcurrentHashMap<>();
   private volatile BiFunction<String, JsonNode, Object> fallback = (op, payload) -> new Error(400, "UNKNOWN_OP", op);
   private volatile KeyFile serverKey = KeyFile.generate(null);
@@ -116,21 +122,74 @@ public final class StubPeer implements AutoCloseable {
     return this;
   }
 
-  /** A connection to {@code targetUrl} logged in as this stub's server (PROTOCOL §6a). */
+  /**
+   * A connection to {@code connectUrl} logged in as this stub's server to {@code callee}, the login bound to
+   * {@code boundUrl} (the URL a caller dialed: another name of the same server, such as an alias behind a proxy).
+   */
+  public ShineClient sessionOnVia(Vertx clientVertx, String connectUrl, String boundUrl, String callee) {
+    ShineClient client = ShineClient.connect(clientVertx, connectUrl).await();
+    JsonNode challenge = client.request("ServerAuthChallenge", ShineClient.object().put("serverLogin", serverLogin)
+        .put("expectedServerLogin", callee).put("nonceB64", Base64.getEncoder().encodeToString(new byte[32])))
+        .await();
+    byte[] signature = Ed25519Signer.sign(serverKey.privateKey(), ServerIdentity.loginBytesV3(callee, serverLogin,
+        boundUrl, challenge.get("challengeB64").asText()));
+    client.request("ServerAuthLogin", ShineClient.object().put("serverLogin", serverLogin).put("url", boundUrl)
+        .put("signatureB64", Base64.getEncoder().encodeToString(signature))).await();
+    return client;
+  }
+
+  /** A connection to {@code targetUrl} logged in as this stub's server (PROTOCOL §6a v3). */
   public ShineClient sessionOn(Vertx clientVertx, String targetUrl) {
     ShineClient client = ShineClient.connect(clientVertx, targetUrl).await();
     client.serverLogin(serverLogin, serverKey.privateKey()).await();
     return client;
   }
 
+  /** Key documents asked for so far. */
+  public int keyFetches() {
+    return keyFetches.get();
+  }
+
+  /** From now on the key document answers 404 with a text a caller must never see ({@code false}: served again). */
+  public StubPeer hideKey(boolean hidden) {
+    keyHidden = hidden;
+    return this;
+  }
+
   private void serveHttp(io.vertx.core.http.HttpServerRequest request) {
     if ("/.well-known/shine-server".equals(request.path())) {
+      keyFetches.incrementAndGet();
+      if (keyHidden) {
+        request.response().setStatusCode(404).end("secret-internal-detail");
+        return;
+      }
       request.response().putHeader("content-type", "application/json").end(Json.MAPPER.createObjectNode()
           .put("serverLogin", serverLogin).put("publicKeyB64", serverKey.publicKeyB64()).put("url", url())
           .toString());
     } else {
       request.response().setStatusCode(404).end();
     }
+  }
+
+  /**
+   * The answer of a v3 server to ServerAuthChallenge (PROTOCOL §6a): 421 WRONG_SERVER for another expected name, else
+   * this stub's name, a fresh challenge and its hello signed with its key. (A stub takes any ServerAuthLogin.)
+   */
+  public Object hello(JsonNode challenge) {
+    return hello(challenge, Challenges.newChallengeB64());
+  }
+
+  /** As {@link #hello(JsonNode)} with a challenge of the caller's choice (e.g. one another server issued). */
+  public Object hello(JsonNode challenge, String challengeB64) {
+    String expected = challenge.path("expectedServerLogin").asText("");
+    if (!expected.equals(serverLogin)) {
+      return new Error(421, "WRONG_SERVER", "this stub is " + serverLogin);
+    }
+    byte[] hello = ServerIdentity.helloBytes(serverLogin, challenge.path("serverLogin").asText(),
+        challenge.path("nonceB64").asText(), challengeB64);
+    return Json.MAPPER.createObjectNode().put("serverLogin", serverLogin).put("challengeB64", challengeB64)
+        .put("signatureB64", Base64.getEncoder().encodeToString(
+            Ed25519Signer.sign(serverKey.privateKey(), hello)));
   }
 
   public StubPeer acceptEverything() {
@@ -175,7 +234,12 @@ public final class StubPeer implements AutoCloseable {
       String op = frame.path("op").asText();
       JsonNode payload = frame.path("payload");
       requests.add(new Request(op, payload, System.currentTimeMillis()));
-      Object answer = byOp.getOrDefault(op, fallback).apply(op, payload);
+      BiFunction<String, JsonNode, Object> handler = byOp.get(op);
+      Object answer = handler != null ? handler.apply(op, payload)
+          : op.equals("ServerAuthChallenge") ? hello(payload)
+          : op.equals("ServerAuthLogin") ? Json.MAPPER.createObjectNode().put("serverLogin",
+              payload.path("serverLogin").asText())
+          : fallback.apply(op, payload);
       if (answer instanceof io.vertx.core.Future<?> later) {
         later.onComplete(ar -> {
           if (!ws.isClosed()) {

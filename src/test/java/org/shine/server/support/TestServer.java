@@ -104,7 +104,8 @@ public final class TestServer implements AutoCloseable {
   /** A connection to {@code target} logged in as this server, as its peer connections are (PROTOCOL §6a). */
   public org.shine.server.client.ShineClient serverSession(Vertx clientVertx, TestServer target) {
     var client = org.shine.server.client.ShineClient.connect(clientVertx, target.url()).await();
-    client.serverLogin(serverLogin(), (callee, challengeB64) -> server.identity().signLogin(callee, challengeB64))
+    client.serverLogin(serverLogin(), target.serverLogin(), (url, challengeB64) -> server.identity()
+            .signLoginV3(target.serverLogin(), url, challengeB64))
         .await();
     return client;
   }

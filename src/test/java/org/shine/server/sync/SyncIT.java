@@ -109,8 +109,8 @@ class SyncIT {
   @Test
   @DisplayName("a page whose ACK is lost comes again, and the source flips items only on ACK")
   void lostAckRedelivers(Vertx vertx) {
-    TestServer s1 = world.server("s1");
     StubPeer s2 = world.stub().named("s2");
+    TestServer s1 = world.server("s1", "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + s2.url() + "\"}]}");
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url());
@@ -142,13 +142,15 @@ class SyncIT {
   }
 
   @Test
-  @DisplayName("one pull: every settings page before the first DM page, and bad containers are not ACKed")
+  @DisplayName("one pull: every settings page before the first DM page; a garbage container and a forged one are"
+      + " ACKed and quarantined (PROTOCOL §8 v3), not stored")
   void settingsFirstAndBadItemsRejected(Vertx vertx) {
     StubPeer source = world.stub();
     TestServer s2 = world.server("s2");
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
-    alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
+    alice.publish(vertx, List.of(Map.entry(source.serverLogin(), source.url()), Map.entry("s2", s2.url())), 1,
+        s2.url());
     bob.publish(vertx, List.of(Map.entry("s2", s2.url())), 1, s2.url());
     SignedPair good1 = alice.pairTo(bob, "good one");
     SignedPair good2 = alice.pairTo(bob, "good two");
@@ -188,13 +190,19 @@ class SyncIT {
 
     Eventually.until("the DM page is stored and its ACK sent", 10_000, () -> dmAcks.size() >= 2);
 
-    int firstDm = order.indexOf("DmSyncBatch");
-    assertThat(order.subList(0, firstDm)).containsOnly("UserSettingsSyncBatch").hasSizeGreaterThanOrEqualTo(2);
+    // a snapshot: later pulls keep adding to the list
+    List<String> seen = List.copyOf(order);
+    int firstDm = seen.indexOf("DmSyncBatch");
+    assertThat(seen.subList(0, firstDm)).containsOnly("UserSettingsSyncBatch").hasSizeGreaterThanOrEqualTo(2);
     List<Long> acked = new ArrayList<>();
     dmAcks.get(1).forEach(id -> acked.add(id.asLong()));
-    assertThat(acked).containsExactlyInAnyOrder(11L, 14L);
+    assertThat(acked).containsExactlyInAnyOrder(11L, 12L, 13L, 14L);
     Sql sql = world.sql(s2);
     assertThat(sql.count("SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(2);
+    assertThat(sql.count("SELECT count(*) FROM sync_quarantine WHERE source_sync_id = 12 AND reason = 'malformed'"))
+        .isEqualTo(1);
+    assertThat(sql.count("SELECT count(*) FROM sync_quarantine WHERE source_sync_id = 13"
+        + " AND reason = 'bad_signature'")).isEqualTo(1);
     assertThat(sql.count("SELECT count(*) FROM user_setting WHERE owner = $1", alice.login())).isEqualTo(2);
   }
 
@@ -202,12 +210,13 @@ class SyncIT {
   @DisplayName("MarkAllUserSettingsUnsynced re-syncs the whole history and sends no old message again")
   void markAllUnsyncedResyncsWithoutResending(Vertx vertx) {
     StubPeer recipient = world.stub().acceptEverything();
+    world.sites("s1", "s2");
     TestServer s1 = world.server("s1");
     TestServer s2 = world.server("s2");
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url(), s2.url());
-    bob.publish(vertx, List.of(Map.entry("b1", recipient.url())), 1, s1.url(), s2.url());
+    bob.publish(vertx, List.of(Map.entry(recipient.serverLogin(), recipient.url())), 1, s1.url(), s2.url());
     ShineClient session = world.session(alice, s1);
     session.request("SetUserSetting", ShineClient.object().put("key", "lang").put("value", "eo")).await();
     for (int i = 0; i < 10; i++) {
@@ -249,8 +258,8 @@ class SyncIT {
     TestUser bob = TestUser.create("bob");
     TestUser carol = TestUser.create("carol");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", u2)), 1, s1.url());
-    bob.publish(vertx, List.of(Map.entry("b1", live.url())), 1, s1.url());
-    carol.publish(vertx, List.of(Map.entry("c1", dead.url())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry(live.serverLogin(), live.url())), 1, s1.url());
+    carol.publish(vertx, List.of(Map.entry(dead.serverLogin(), dead.url())), 1, s1.url());
     ShineClient session = world.session(alice, s1);
     SignedPair toBob = alice.pairTo(bob, "will be delivered");
     SignedPair toCarol = alice.pairTo(carol, "will fail");
@@ -264,8 +273,8 @@ class SyncIT {
     // WHEN alice's second server starts only now, after the last schedule point of both
     TestServer s2 = world.server("s2");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", u2)), 1, s2.url());
-    bob.publish(vertx, List.of(Map.entry("b1", live.url())), 1, s2.url());
-    carol.publish(vertx, List.of(Map.entry("c1", dead.url())), 1, s2.url());
+    bob.publish(vertx, List.of(Map.entry(live.serverLogin(), live.url())), 1, s2.url());
+    carol.publish(vertx, List.of(Map.entry(dead.serverLogin(), dead.url())), 1, s2.url());
 
     Sql sql2 = world.sql(s2);
     Eventually.until("s2 has both with their final states", 10_000,
@@ -288,8 +297,9 @@ class SyncIT {
     TestServer s2 = world.server("s2", LONG_LAST_POINT);
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
-    alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
-    bob.publish(vertx, List.of(Map.entry("b1", dead.url())), 1, s2.url());
+    alice.publish(vertx, List.of(Map.entry(source.serverLogin(), source.url()), Map.entry("s2", s2.url())), 1,
+        s2.url());
+    bob.publish(vertx, List.of(Map.entry(dead.serverLogin(), dead.url())), 1, s2.url());
     long createdAt = System.currentTimeMillis() - 20_000;
     SignedPair trying = aged(alice, bob, createdAt, "the source is still trying");
     SignedPair legacy = aged(alice, bob, createdAt, "an old source says not delivered");
@@ -332,8 +342,9 @@ class SyncIT {
     TestServer s2 = world.server("s2", NO_WORKER_TICKS);
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
-    alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
-    bob.publish(vertx, List.of(Map.entry("b1", dead.url())), 1, s2.url());
+    alice.publish(vertx, List.of(Map.entry(source.serverLogin(), source.url()), Map.entry("s2", s2.url())), 1,
+        s2.url());
+    bob.publish(vertx, List.of(Map.entry(dead.serverLogin(), dead.url())), 1, s2.url());
     long createdAt = System.currentTimeMillis() - 1_000;
     long nonce = ShineClient.randomNonce();
     SignedPair first = ShineClient.signPair(alice.login(), alice.key(), bob.login(), createdAt, nonce, 0,
@@ -369,7 +380,8 @@ class SyncIT {
     TestServer s2 = world.server("s2");
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
-    alice.publish(vertx, List.of(Map.entry("src", source.url()), Map.entry("s2", s2.url())), 1, s2.url());
+    alice.publish(vertx, List.of(Map.entry(source.serverLogin(), source.url()), Map.entry("s2", s2.url())), 1,
+        s2.url());
     bob.publish(vertx, List.of(Map.entry("s2", s2.url())), 1, s2.url());
     SignedPair pair = alice.pairTo(bob, "say it twice");
     List<JsonNode> requests = new CopyOnWriteArrayList<>();
@@ -407,6 +419,7 @@ class SyncIT {
   @Test
   @DisplayName("settings: the later write wins on both servers, and the sibling's copy is not sent back")
   void settingsLastWriterWins(Vertx vertx) {
+    world.sites("s1", "s2");
     TestServer s1 = world.server("s1");
     TestServer s2 = world.server("s2");
     TestUser alice = TestUser.create("alice");

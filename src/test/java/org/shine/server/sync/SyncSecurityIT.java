@@ -87,11 +87,11 @@ class SyncSecurityIT {
   @DisplayName("a server session gets and ACKs only items of owners routed to both servers, and may not pull as"
       + " another server")
   void serverSeesOnlySharedOwners(Vertx vertx) {
-    StubPeer s9 = world.stub().named("s9");
+    StubPeer s9 = world.stub();
     TestServer s1 = world.server("s1");
     TestUser alice = world.user("alice", s1);
     TestUser mallory = world.user("mallory", List.of(Map.entry("s1", s1.url()),
-        Map.entry("s9", s9.url())), s1);
+        Map.entry(s9.serverLogin(), s9.url())), s1);
     world.user("bob", s1);
     world.session(alice, s1).sendText("alice", alice.key(), "bob", "alice's secret").await();
     world.session(mallory, s1).sendText("mallory", mallory.key(), "bob", "mallory's own").await();
@@ -99,7 +99,7 @@ class SyncSecurityIT {
     List<Long> aliceItems = ids(sql, "SELECT sync_id FROM sync_outbox WHERE owner = 'alice'");
     ShineClient asS9 = world.keep(s9.sessionOn(vertx, s1.url()));
 
-    JsonNode page = asS9.request("DmSyncBatch", syncRequest("s9", aliceItems, 100)).await();
+    JsonNode page = asS9.request("DmSyncBatch", syncRequest(s9.serverLogin(), aliceItems, 100)).await();
 
     assertThat(page.get("items")).isNotEmpty()
         .allSatisfy(item -> assertThat(item.get("owner").asText()).isEqualTo("mallory"));
@@ -114,7 +114,7 @@ class SyncSecurityIT {
   void fakeSiblingSettings() {
     long now = System.currentTimeMillis();
     List<JsonNode> acks = new CopyOnWriteArrayList<>();
-    StubPeer fake = world.stub().named("fake")
+    StubPeer fake = world.stub()
         .respond("UserSettingsSyncBatch", (op, p) -> {
           acks.add(p.get("ackSyncIds"));
           ObjectNode answer = Json.MAPPER.createObjectNode().put("hasMore", false);
@@ -134,7 +134,7 @@ class SyncSecurityIT {
     TestServer s1 = world.server("s1", FAST);
     TestUser bob = world.user("bob", s1);
     TestUser mallory = world.user("mallory", List.of(Map.entry("s1", s1.url()),
-        Map.entry("fake", fake.url())), s1);
+        Map.entry(fake.serverLogin(), fake.url())), s1);
 
     // WHEN s1 pulls from mallory's "sibling"
     Eventually.until("the page is ACKed", 10_000, () -> acks.size() >= 2);
@@ -159,6 +159,7 @@ class SyncSecurityIT {
   @Test
   @DisplayName("a sibling's backlog of the largest pairs drains in pages under the response cap")
   void largestPairsDrain() {
+    world.sites("s1", "s2");
     TestServer s1 = world.server("s1", FAST);
     String s2Url = world.url("s2");
     TestUser alice = world.user("alice", List.of(Map.entry("s1", s1.url()),
