@@ -262,15 +262,13 @@ public final class ShineClient {
   /** A signed card as JSON. */
   public static ObjectNode signedCard(String login, KeyFile key, List<Map.Entry<String, String>> routes,
       long version) {
-    StringBuilder text = new StringBuilder("SHiNE_CARD|").append(login).append('|').append(key.publicKeyB64())
-        .append('|').append(version);
     ObjectNode card = object().put("login", login).put("publicKeyB64", key.publicKeyB64());
     var servers = card.putArray("accessServers");
     for (Map.Entry<String, String> route : routes) {
-      text.append('|').append(route.getKey()).append('=').append(route.getValue());
       servers.addObject().put("serverLogin", route.getKey()).put("url", route.getValue());
     }
-    byte[] signature = Ed25519Signer.sign(key.privateKey(), text.toString().getBytes(StandardCharsets.UTF_8));
+    byte[] signature = Ed25519Signer.sign(key.privateKey(), CardKeys.signedText(login, key.publicKeyB64(), version,
+        routes).getBytes(StandardCharsets.UTF_8));
     card.put("version", version).put("signatureB64", Base64.getEncoder().encodeToString(signature));
     return card;
   }

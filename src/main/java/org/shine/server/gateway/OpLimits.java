@@ -21,7 +21,8 @@ import org.shine.server.util.PerKeyRate;
  *   <li>{@code limits.inboundPerRecipientPerS}: the copies those two ops bring for one recipient ({@code to}), from
  *   any session.</li>
  * </ul>
- * Each table keeps at most {@link #MAX_TRACKED} keys ({@link PerKeyRate}).
+ * Each table keeps at most {@link #MAX_TRACKED} keys ({@link PerKeyRate}); while one is full of live keys, the keys
+ * without a cell share one overflow cell of the same rate, so inventing keys buys no more than one key's rate.
  */
 public final class OpLimits {
   /** Keys one limit keeps a cell for; beyond, the keys without one share one cell. */
@@ -29,11 +30,11 @@ public final class OpLimits {
   private static final long SECOND = 1_000_000_000L;
   private static final long MINUTE = 60 * SECOND;
   private final AppConfig.Limits limits;
-  private final PerKeyRate opsPerPeer;
-  private final PerKeyRate cardsPerIp;
-  private final PerKeyRate openPerIp;
-  private final PerKeyRate openPerLogin;
-  private final PerKeyRate inboundPerRecipient;
+  private final Limit opsPerPeer;
+  private final Limit cardsPerIp;
+  private final Limit openPerIp;
+  private final Limit openPerLogin;
+  private final Limit inboundPerRecipient;
 
   public OpLimits(AppConfig.Limits limits, LongSupplier nanoClock) {
     this(limits, MAX_TRACKED, nanoClock);
@@ -42,11 +43,11 @@ public final class OpLimits {
   /** With a table bound of its own (tests). */
   public OpLimits(AppConfig.Limits limits, int maxTracked, LongSupplier nanoClock) {
     this.limits = Objects.requireNonNull(limits);
-    this.opsPerPeer = new PerKeyRate(limits.opsPerPeerPerS(), SECOND, maxTracked, nanoClock);
-    this.cardsPerIp = new PerKeyRate(limits.cardsPerIpPerMin(), MINUTE, maxTracked, nanoClock);
-    this.openPerIp = new PerKeyRate(limits.openOpsPerIpPerS(), SECOND, maxTracked, nanoClock);
-    this.openPerLogin = new PerKeyRate(limits.openOpsPerLoginPerS(), SECOND, maxTracked, nanoClock);
-    this.inboundPerRecipient = new PerKeyRate(limits.inboundPerRecipientPerS(), SECOND, maxTracked, nanoClock);
+    this.opsPerPeer = new Limit(limits.opsPerPeerPerS(), SECOND, maxTracked, nanoClock);
+    this.cardsPerIp = new Limit(limits.cardsPerIpPerMin(), MINUTE, maxTracked, nanoClock);
+    this.openPerIp = new Limit(limits.openOpsPerIpPerS(), SECOND, maxTracked, nanoClock);
+    this.openPerLogin = new Limit(limits.openOpsPerLoginPerS(), SECOND, maxTracked, nanoClock);
+    this.inboundPerRecipient = new Limit(limits.inboundPerRecipientPerS(), SECOND, maxTracked, nanoClock);
   }
 
   /** One op of the authenticated server session of {@code serverLogin}. */
@@ -88,12 +89,30 @@ public final class OpLimits {
 
   /** Cells held now, over all five limits (each at most the table bound). */
   int tracked() {
-    return opsPerPeer.tracked() + cardsPerIp.tracked() + openPerIp.tracked() + openPerLogin.tracked()
-        + inboundPerRecipient.tracked();
+    return opsPerPeer.keys.tracked() + cardsPerIp.keys.tracked() + openPerIp.keys.tracked()
+        + openPerLogin.keys.tracked() + inboundPerRecipient.keys.tracked();
   }
 
   private static ProtocolException refused(String key, String what) {
     return new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED, "more than " + what
         + " on this server (" + key + "); nothing was stored, retry later");
+  }
+
+  /** One limit: a cell per key while there is room, one shared overflow cell for the keys beyond. */
+  private static final class Limit {
+    private static final String OVERFLOW = "";
+    final PerKeyRate keys;
+    private final PerKeyRate overflow;
+
+    Limit(int events, long periodNanos, int maxTracked, LongSupplier nanoClock) {
+      this.keys = new PerKeyRate(events, periodNanos, maxTracked, nanoClock);
+      this.overflow = new PerKeyRate(events, periodNanos, 1, nanoClock);
+    }
+
+    boolean tryAcquire(String key) {
+      PerKeyRate.Grant grant = keys.tryAcquire(key);
+      return grant == PerKeyRate.Grant.GRANTED
+          || grant == PerKeyRate.Grant.FULL && overflow.tryAcquire(OVERFLOW) == PerKeyRate.Grant.GRANTED;
+    }
   }
 }

@@ -12,6 +12,7 @@ import org.shine.server.db.Database;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.InviteRepository;
 import org.shine.server.db.OpsRepository;
+import org.shine.server.db.QuarantineRepository;
 import org.shine.server.gateway.SessionRegistry;
 import org.shine.server.metrics.ShineMetrics;
 import org.slf4j.Logger;
@@ -52,7 +53,7 @@ public final class OpsVerticle extends VerticleBase {
       return sampled;
     }
     AdminApi api = new AdminApi(vertx, config, ops, new DirectoryRepository(pool), sessions,
-        new InviteRepository(pool), clock);
+        new QuarantineRepository(pool), new InviteRepository(pool), clock);
     return sampled.compose(v -> vertx.createHttpServer(new HttpServerOptions()
             .setHost(config.admin().host()).setPort(config.admin().port()).setHttp2ClearTextEnabled(false))
         .requestHandler(api.router())

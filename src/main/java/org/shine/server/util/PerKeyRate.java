@@ -5,78 +5,78 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
- * At most {@code events} per {@code periodNanos} for each key, with a burst of one period's worth (a generic cell
- * rate algorithm: one theoretical arrival time per key), thread-safe and lock-free. The table holds at most
- * {@code maxKeys} cells: a cell that is full again (idle for a whole period) says nothing a new cell would not, so
- * it is dropped when room is needed (by one sweep at most every {@link #SWEEP_EVERY_NANOS}); while the table is
- * full of live cells, every key without a cell shares one overflow cell of the same rate. So a caller who invents
- * keys faster than they expire gets no more than one key's rate out of it, and the memory stays bounded.
+ * At most {@code perWindow} grants per key in any window of {@code windowNanos} (a generic cell rate algorithm: a
+ * burst of {@code perWindow}, then one more every window / {@code perWindow}), thread-safe and lock-free. A key's
+ * cell is dropped once it has been idle long enough to be full again; at most {@code maxKeys} keys are tracked
+ * (concurrent callers may pass the bound by one each), and a key new while that many are active is refused
+ * ({@link Grant#FULL}) rather than let in without a limit. A full table is swept for idle cells at most every
+ * {@link #SWEEP_EVERY_NANOS}, so a flood of new keys against a full table costs no scan of it per request.
  */
 public final class PerKeyRate {
-  /** A full table is swept for idle cells at most this often, so a flood of new keys costs no scan per call. */
+  /** The least time between two sweeps of a full table. */
   static final long SWEEP_EVERY_NANOS = 100_000_000L;
   private final long intervalNanos;
   private final long burstNanos;
   private final int maxKeys;
   private final LongSupplier nanoClock;
-  private final ConcurrentHashMap<String, AtomicLong> cells = new ConcurrentHashMap<>();
-  private final AtomicLong overflow;
+  private final ConcurrentHashMap<String, AtomicLong> theoreticalArrival = new ConcurrentHashMap<>();
   private final AtomicLong lastSweep;
 
-  /** {@code events} (≥ 1) per {@code periodNanos} per key, for at most {@code maxKeys} keys at once. */
-  public PerKeyRate(long events, long periodNanos, int maxKeys, LongSupplier nanoClock) {
-    if (events < 1 || periodNanos < events || maxKeys < 1) {
-      throw new IllegalArgumentException("events, periodNanos and maxKeys must be positive, periodNanos >= events");
+  public PerKeyRate(int perWindow, long windowNanos, int maxKeys, LongSupplier nanoClock) {
+    if (perWindow < 1 || windowNanos < perWindow || maxKeys < 1) {
+      throw new IllegalArgumentException("perWindow, windowNanos and maxKeys must be positive");
     }
-    this.intervalNanos = periodNanos / events;
-    this.burstNanos = intervalNanos * (events - 1);
+    this.intervalNanos = windowNanos / perWindow;
+    this.burstNanos = intervalNanos * (perWindow - 1);
     this.maxKeys = maxKeys;
     this.nanoClock = nanoClock;
-    long now = nanoClock.getAsLong();
-    this.overflow = new AtomicLong(now);
-    this.lastSweep = new AtomicLong(now - SWEEP_EVERY_NANOS);
+    this.lastSweep = new AtomicLong(nanoClock.getAsLong() - SWEEP_EVERY_NANOS);
   }
 
-  /** True when {@code key} may act now (and the act is counted); a refusal is not counted. */
-  public boolean tryAcquire(String key) {
+  /** The answer to one request. */
+  public enum Grant {
+    /** Granted (and counted). */
+    GRANTED,
+    /** This key has used its grants of the window. */
+    LIMITED,
+    /** A new key while {@code maxKeys} keys are active. */
+    FULL
+  }
+
+  /** Whether {@code key} may go now; a grant is counted, a refusal is not. */
+  public Grant tryAcquire(String key) {
     long now = nanoClock.getAsLong();
-    AtomicLong cell = cells.get(key);
-    if (cell == null) {
-      cell = cellFor(key, now);
+    AtomicLong tat = theoreticalArrival.get(key);
+    if (tat == null) {
+      if (theoreticalArrival.size() >= maxKeys) {
+        sweep(now);
+        if (theoreticalArrival.size() >= maxKeys) {
+          return Grant.FULL;
+        }
+      }
+      tat = theoreticalArrival.computeIfAbsent(key, k -> new AtomicLong(now));
     }
     while (true) {
-      long arrival = cell.get();
-      long start = arrival - now > 0 ? arrival : now;
+      long current = tat.get();
+      long start = current - now > 0 ? current : now;
       if (start - now > burstNanos) {
-        return false;
+        return Grant.LIMITED;
       }
-      if (cell.compareAndSet(arrival, start + intervalNanos)) {
-        return true;
-      }
-    }
-  }
-
-  /** Keys with a cell of their own now (at most {@code maxKeys}). */
-  public int tracked() {
-    return cells.size();
-  }
-
-  private AtomicLong cellFor(String key, long now) {
-    if (cells.size() >= maxKeys) {
-      sweep(now);
-      if (cells.size() >= maxKeys) {
-        return overflow;
+      if (tat.compareAndSet(current, start + intervalNanos)) {
+        return Grant.GRANTED;
       }
     }
-    // two threads may both pass the size check: the table may exceed maxKeys by the number of threads at most
-    return cells.computeIfAbsent(key, k -> new AtomicLong(now));
   }
 
   private void sweep(long now) {
     long last = lastSweep.get();
-    if (now - last < SWEEP_EVERY_NANOS || !lastSweep.compareAndSet(last, now)) {
-      return;
+    if (now - last >= SWEEP_EVERY_NANOS && lastSweep.compareAndSet(last, now)) {
+      theoreticalArrival.values().removeIf(cell -> cell.get() - now <= 0);
     }
-    cells.values().removeIf(arrival -> arrival.get() - now <= 0);
+  }
+
+  /** Keys with a cell now. */
+  public int tracked() {
+    return theoreticalArrival.size();
   }
 }

@@ -7,91 +7,93 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.shine.server.util.PerKeyRate.Grant;
 
-/** The per-key rate of the §13 limits, on a clock the test moves by hand. */
+/** Grants per key and window (e.g. {@code sync.markAllPerUserPerMin}) on a clock the test moves by hand. */
 @Timeout(value = 10, unit = TimeUnit.SECONDS)
 class PerKeyRateTest {
-  private static final long SECOND = 1_000_000_000L;
+  private static final long MINUTE = TimeUnit.MINUTES.toNanos(1);
   private final AtomicLong nanos = new AtomicLong(987_654_321L);
 
   @Test
-  @DisplayName("a key gets a burst of exactly N, then one more every period/N; refusals are not counted")
-  void burstThenSteadyRate() {
-    PerKeyRate rate = new PerKeyRate(4, SECOND, 100, nanos::get);
-    for (int i = 0; i < 4; i++) {
-      assertThat(rate.tryAcquire("a")).as("act %d of the burst", i + 1).isTrue();
-    }
-    for (int i = 0; i < 10; i++) {
-      assertThat(rate.tryAcquire("a")).as("after the burst").isFalse();
-    }
-    assertThat(rate.tryAcquire("b")).as("another key has a burst of its own").isTrue();
+  @DisplayName("once a minute: the second request in the minute is refused, the first after it granted, each key"
+      + " apart")
+  void oncePerWindow() {
+    PerKeyRate rate = new PerKeyRate(1, MINUTE, 100, nanos::get);
 
-    nanos.addAndGet(SECOND / 4 - 1);
-    assertThat(rate.tryAcquire("a")).as("just before a quarter second").isFalse();
+    assertThat(rate.tryAcquire("alice")).isEqualTo(Grant.GRANTED);
+    assertThat(rate.tryAcquire("alice")).isEqualTo(Grant.LIMITED);
+    assertThat(rate.tryAcquire("bob")).isEqualTo(Grant.GRANTED);
+    nanos.addAndGet(MINUTE - 1);
+    assertThat(rate.tryAcquire("alice")).isEqualTo(Grant.LIMITED);
     nanos.addAndGet(1);
-    assertThat(rate.tryAcquire("a")).as("after a quarter second").isTrue();
-    assertThat(rate.tryAcquire("a")).as("a second act in the same quarter").isFalse();
+    assertThat(rate.tryAcquire("alice")).isEqualTo(Grant.GRANTED);
   }
 
   @Test
-  @DisplayName("a rate per minute: 30 at once, then one every two seconds")
-  void perMinute() {
-    PerKeyRate rate = new PerKeyRate(30, 60 * SECOND, 100, nanos::get);
-    for (int i = 0; i < 30; i++) {
-      assertThat(rate.tryAcquire("127.0.0.1")).isTrue();
+  @DisplayName("N per minute: a burst of N, then one more every 1/N minute")
+  void burstOfN() {
+    PerKeyRate rate = new PerKeyRate(3, MINUTE, 100, nanos::get);
+    for (int i = 0; i < 3; i++) {
+      assertThat(rate.tryAcquire("alice")).as("request %d", i + 1).isEqualTo(Grant.GRANTED);
     }
-    assertThat(rate.tryAcquire("127.0.0.1")).isFalse();
-    nanos.addAndGet(2 * SECOND);
-    assertThat(rate.tryAcquire("127.0.0.1")).isTrue();
-    assertThat(rate.tryAcquire("127.0.0.1")).isFalse();
+    assertThat(rate.tryAcquire("alice")).isEqualTo(Grant.LIMITED);
+    nanos.addAndGet(MINUTE / 3);
+    assertThat(rate.tryAcquire("alice")).isEqualTo(Grant.GRANTED);
+    assertThat(rate.tryAcquire("alice")).isEqualTo(Grant.LIMITED);
   }
 
   @Test
-  @DisplayName("the table never holds more than maxKeys cells: while they are live, new keys share one overflow"
-      + " cell of the same rate; once the old cells are idle for a period, new keys get cells of their own")
-  void tableIsBounded() {
-    PerKeyRate rate = new PerKeyRate(2, SECOND, 3, nanos::get);
-    for (String key : new String[] {"a", "b", "c"}) {
-      assertThat(rate.tryAcquire(key)).isTrue();
-    }
+  @DisplayName("at most maxKeys keys are tracked: a new key is refused while they are all active, and let in once"
+      + " one has been idle a window")
+  void boundedKeys() {
+    PerKeyRate rate = new PerKeyRate(1, MINUTE, 3, nanos::get);
+    assertThat(rate.tryAcquire("a")).isEqualTo(Grant.GRANTED);
+    nanos.addAndGet(MINUTE / 2);
+    assertThat(rate.tryAcquire("b")).isEqualTo(Grant.GRANTED);
+    assertThat(rate.tryAcquire("c")).isEqualTo(Grant.GRANTED);
+
+    assertThat(rate.tryAcquire("d")).isEqualTo(Grant.FULL);
     assertThat(rate.tracked()).isEqualTo(3);
 
-    // a flood of new keys while the three cells are live: all of them together get one key's burst
-    int admitted = 0;
-    for (int i = 0; i < 1_000; i++) {
-      admitted += rate.tryAcquire("new-" + i) ? 1 : 0;
-    }
-    assertThat(admitted).isEqualTo(2);
+    nanos.addAndGet(MINUTE / 2);
+    assertThat(rate.tryAcquire("d")).as("a's cell is full again and dropped").isEqualTo(Grant.GRANTED);
     assertThat(rate.tracked()).isEqualTo(3);
-    assertThat(rate.tryAcquire("a")).as("a key with a cell keeps its own rate").isTrue();
-
-    // a whole period later every cell is full again: the next new key sweeps them and gets a cell of its own
-    nanos.addAndGet(SECOND + PerKeyRate.SWEEP_EVERY_NANOS);
-    assertThat(rate.tryAcquire("d")).isTrue();
-    assertThat(rate.tryAcquire("d")).isTrue();
-    assertThat(rate.tryAcquire("d")).isFalse();
-    assertThat(rate.tracked()).isEqualTo(1);
+    assertThat(rate.tryAcquire("b")).as("b's window has not passed").isEqualTo(Grant.LIMITED);
   }
 
   @Test
-  @DisplayName("a full table is swept for idle cells at most every 100 ms, not on every call")
+  @DisplayName("a full table is swept for idle cells at most every 100 ms, not on every new key")
   void sweepsAreSpaced() {
-    long period = 50_000_000L;
-    PerKeyRate rate = new PerKeyRate(1, period, 2, nanos::get);
-    assertThat(rate.tryAcquire("a")).isTrue();
-    assertThat(rate.tryAcquire("b")).isTrue();
-    assertThat(rate.tryAcquire("c")).as("the table is full of live cells (swept now): the overflow cell").isTrue();
-    assertThat(rate.tracked()).isEqualTo(2);
+    long window = 50_000_000L;
+    PerKeyRate rate = new PerKeyRate(1, window, 2, nanos::get);
+    assertThat(rate.tryAcquire("a")).isEqualTo(Grant.GRANTED);
+    assertThat(rate.tryAcquire("b")).isEqualTo(Grant.GRANTED);
+    assertThat(rate.tryAcquire("c")).as("both cells live (the table was swept now)").isEqualTo(Grant.FULL);
 
-    // 60 ms on, a and b are idle, but the last sweep was 60 ms ago: new keys still share the overflow cell
+    // 60 ms on, a and b are idle, but the last sweep was 60 ms ago
     nanos.addAndGet(60_000_000L);
-    assertThat(rate.tryAcquire("d")).as("the overflow cell has refilled").isTrue();
-    assertThat(rate.tryAcquire("e")).as("the overflow cell is spent").isFalse();
+    assertThat(rate.tryAcquire("c")).isEqualTo(Grant.FULL);
     assertThat(rate.tracked()).isEqualTo(2);
 
-    // 100 ms after the last sweep, the next one frees the idle cells
+    // 100 ms after the last sweep, the next one drops them
     nanos.addAndGet(40_000_000L);
-    assertThat(rate.tryAcquire("e")).isTrue();
+    assertThat(rate.tryAcquire("c")).isEqualTo(Grant.GRANTED);
     assertThat(rate.tracked()).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("100,000 new keys against a table of 16 live cells leave 16 cells and are all refused")
+  void floodOfNewKeys() {
+    PerKeyRate rate = new PerKeyRate(1, MINUTE, 16, nanos::get);
+    for (int i = 0; i < 16; i++) {
+      rate.tryAcquire("live" + i);
+    }
+    long granted = 0;
+    for (int i = 0; i < 100_000; i++) {
+      granted += rate.tryAcquire("new" + i) == Grant.GRANTED ? 1 : 0;
+    }
+    assertThat(granted).isZero();
+    assertThat(rate.tracked()).isEqualTo(16);
   }
 }
