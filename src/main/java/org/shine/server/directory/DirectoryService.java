@@ -13,6 +13,7 @@ import java.util.Base64;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import org.shine.server.bus.Addresses;
 import org.shine.server.config.AppConfig;
@@ -112,17 +113,21 @@ public final class DirectoryService {
         throw ProtocolException.badRequest(ErrorCode.ROUTE_NAME, "route " + route.serverLogin() + " must be named"
             + " after its URL's host (" + WsUrls.host(route.url()) + "): only this server's configured peers may"
             + " go by other names");
-      } else if (refusesLiteral(route.url())) {
-        throw ProtocolException.badRequest(ErrorCode.ROUTE_NOT_ALLOWED, "route " + route.serverLogin()
-            + " names an address this server does not dial (egress policy)");
       }
     }
   }
 
-  /** A route whose host is an IP literal the egress policy refuses (PROTOCOL §13): it could never be dialed. */
-  private boolean refusesLiteral(String url) {
-    InetAddress literal = Cidr.literal(WsUrls.host(url));
-    return literal != null && !egress.allows(literal);
+  /**
+   * The first route whose host is an IP literal the egress policy refuses (PROTOCOL §13): it could never be dialed.
+   * A client's card, or any card of a login new here, with one is 400 {@code ROUTE_NOT_ALLOWED}; a card that a server
+   * session relays for a login known here keeps its other fields and that route stays unreachable (every dial is
+   * checked again), so a refused route of one server cannot freeze a user's card everywhere else.
+   */
+  private static Optional<UserCard.Route> refusedRoute(UserCard card, EgressPolicy egress) {
+    return card.accessServers().stream().filter(route -> {
+      InetAddress literal = Cidr.literal(WsUrls.host(route.url()));
+      return literal != null && !egress.allows(literal);
+    }).findFirst();
   }
 
   private static ProtocolException routeConflict(UserCard.Route route, String known) {
@@ -199,6 +204,15 @@ public final class DirectoryService {
               : Future.failedFuture(new ProtocolException(Status.CONFLICT, ErrorCode.CARD_CONFLICT,
                   "a different card with version " + card.version() + " is already stored"));
         }
+      }
+      Optional<UserCard.Route> refused = refusedRoute(card, egress);
+      if (refused.isPresent()) {
+        if (current.isEmpty() || !command.publisher().server()) {
+          return Future.failedFuture(ProtocolException.badRequest(ErrorCode.ROUTE_NOT_ALLOWED, "route "
+              + refused.get().serverLogin() + " names an address this server does not dial (egress policy)"));
+        }
+        LOG.info("card kept with a route this server does not dial: it stays unreachable from here [login: {},"
+            + " route: {}]", card.login(), refused.get().serverLogin());
       }
       Future<Void> admitted = current.isPresent() ? Future.succeededFuture() : admit(conn, command);
       return admitted.compose(v -> claimRoutes(conn, card))
