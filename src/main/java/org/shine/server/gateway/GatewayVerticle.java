@@ -88,7 +88,6 @@ public final class GatewayVerticle extends VerticleBase {
   private final SignatureVerifier verifier;
   private final PerKeyLimit polls;
   private final ConnectionBudget connections;
-  private final SendRateLimiter sendRates;
   private final OpLimits limits;
   private final ShineMetrics metrics;
   private final StorageHealth health;
@@ -111,7 +110,7 @@ public final class GatewayVerticle extends VerticleBase {
   private boolean draining;
 
   public GatewayVerticle(AppConfig config, Clock clock, ServerIdentity identity, SignatureVerifier verifier,
-      PerKeyLimit polls, ConnectionBudget connections, SendRateLimiter sendRates, OpLimits limits,
+      PerKeyLimit polls, ConnectionBudget connections, OpLimits limits,
       ShineMetrics metrics, StorageHealth health, SessionRegistry registry) {
     this.config = config;
     this.clock = clock;
@@ -119,7 +118,6 @@ public final class GatewayVerticle extends VerticleBase {
     this.verifier = verifier;
     this.polls = polls;
     this.connections = connections;
-    this.sendRates = sendRates;
     this.limits = Objects.requireNonNull(limits);
     this.metrics = metrics;
     this.health = Objects.requireNonNull(health);
@@ -130,7 +128,7 @@ public final class GatewayVerticle extends VerticleBase {
   public Future<?> start() {
     frames = new Frames(Json.MAPPER);
     legacyPeers = new LegacyPeerAddresses(vertx, config);
-    dispatcher = new OpDispatcher(vertx, config, identity, frames, verifier, sendRates, limits, legacyPeers);
+    dispatcher = new OpDispatcher(vertx, config, identity, frames, verifier, limits, legacyPeers);
     liveness = new Liveness(vertx, Liveness.DEFAULT_BOUND_MS);
     Router router = Router.router(vertx);
     router.route().handler(ctx -> {

@@ -25,7 +25,6 @@ import org.shine.server.protocol.Status;
  */
 final class OpDispatcher {
   private final AppConfig config;
-  private final SendRateLimiter sendRates;
   private final OpLimits limits;
   private final Map<String, OpHandler> handlers;
   private final Set<String> authenticatedOps = Set.of(Ops.SEND_MESSAGE_PAIR, Ops.GET_DIRECT_MESSAGES,
@@ -36,9 +35,8 @@ final class OpDispatcher {
       Ops.DELETE_MESSAGE, Ops.SET_USER_SETTING);
 
   OpDispatcher(Vertx vertx, AppConfig config, ServerIdentity identity, Frames frames, SignatureVerifier verifier,
-      SendRateLimiter sendRates, OpLimits limits, LegacyPeerAddresses legacyPeers) {
+      OpLimits limits, LegacyPeerAddresses legacyPeers) {
     this.config = Objects.requireNonNull(config);
-    this.sendRates = Objects.requireNonNull(sendRates);
     this.limits = Objects.requireNonNull(limits);
     EventBus bus = vertx.eventBus();
     ServerTrust trust = new ServerTrust(config, legacyPeers);
@@ -80,12 +78,10 @@ final class OpDispatcher {
       return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NOT_AUTHENTICATED,
           op + " needs an authenticated session (AuthChallenge, then AuthLogin)"));
     }
-    if (rateLimitedOps.contains(op) && !sendRates.tryAcquire(session.login)) {
-      return Future.failedFuture(new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED,
-          "more than " + config.limits().sendsPerUserPerS() + " writes per second by " + session.login
-              + " on this server; nothing was stored, retry later"));
-    }
     try {
+      if (rateLimitedOps.contains(op)) {
+        limits.admitWrite(session.login);
+      }
       if (session.serverAuthenticated()) {
         limits.admitPeerOp(session.serverLogin);
       } else if (Ops.PUBLISH_USER_CARD.equals(op)) {

@@ -13,6 +13,7 @@ import org.shine.server.util.PerKeyRate;
  * {@code RATE_LIMITED} naming its config key, and is decided before the op does any work (for the Receive* ops:
  * before any signature is verified, so a flood cannot fill the verify queue):
  * <ul>
+ *   <li>{@code limits.sendsPerUserPerS}: a user's client requests that write (PROTOCOL §11), per login;</li>
  *   <li>{@code limits.opsPerPeerPerS}: every op of an authenticated server session, per peer serverLogin;</li>
  *   <li>{@code limits.cardsPerIpPerMin}: card publishes from any other session, per client address;</li>
  *   <li>{@code limits.openOpsPerIpPerS} and {@code limits.openOpsPerLoginPerS}: {@code ReceiveIncomingMessage} and
@@ -30,6 +31,7 @@ public final class OpLimits {
   private static final long SECOND = 1_000_000_000L;
   private static final long MINUTE = 60 * SECOND;
   private final AppConfig.Limits limits;
+  private final Limit writesPerUser;
   private final Limit opsPerPeer;
   private final Limit cardsPerIp;
   private final Limit openPerIp;
@@ -43,11 +45,19 @@ public final class OpLimits {
   /** With a table bound of its own (tests). */
   public OpLimits(AppConfig.Limits limits, int maxTracked, LongSupplier nanoClock) {
     this.limits = Objects.requireNonNull(limits);
+    this.writesPerUser = new Limit(limits.sendsPerUserPerS(), SECOND, maxTracked, nanoClock);
     this.opsPerPeer = new Limit(limits.opsPerPeerPerS(), SECOND, maxTracked, nanoClock);
     this.cardsPerIp = new Limit(limits.cardsPerIpPerMin(), MINUTE, maxTracked, nanoClock);
     this.openPerIp = new Limit(limits.openOpsPerIpPerS(), SECOND, maxTracked, nanoClock);
     this.openPerLogin = new Limit(limits.openOpsPerLoginPerS(), SECOND, maxTracked, nanoClock);
     this.inboundPerRecipient = new Limit(limits.inboundPerRecipientPerS(), SECOND, maxTracked, nanoClock);
+  }
+
+  /** A client request of {@code login} that writes (SendMessagePair, SendReadReceipt, DeleteMessage, SetUserSetting). */
+  public void admitWrite(String login) {
+    if (!writesPerUser.tryAcquire(login)) {
+      throw refused("limits.sendsPerUserPerS", limits.sendsPerUserPerS() + " writes per second by " + login);
+    }
   }
 
   /** One op of the authenticated server session of {@code serverLogin}. */
@@ -87,9 +97,9 @@ public final class OpLimits {
     }
   }
 
-  /** Cells held now, over all five limits (each at most the table bound). */
+  /** Cells held now, over all six limits (each at most the table bound). */
   int tracked() {
-    return opsPerPeer.keys.tracked() + cardsPerIp.keys.tracked() + openPerIp.keys.tracked()
+    return writesPerUser.keys.tracked() + opsPerPeer.keys.tracked() + cardsPerIp.keys.tracked() + openPerIp.keys.tracked()
         + openPerLogin.keys.tracked() + inboundPerRecipient.keys.tracked();
   }
 

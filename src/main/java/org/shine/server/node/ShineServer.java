@@ -23,7 +23,6 @@ import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.gateway.ConnectionBudget;
 import org.shine.server.gateway.GatewayVerticle;
 import org.shine.server.gateway.OpLimits;
-import org.shine.server.gateway.SendRateLimiter;
 import org.shine.server.gateway.SessionRegistry;
 import org.shine.server.hub.HubSubscribers;
 import org.shine.server.hub.HubVerticle;
@@ -83,8 +82,6 @@ public final class ShineServer {
     PerKeyLimit polls = new PerKeyLimit(HUB_POLLS_PER_USER);
     ConnectionBudget connections = new ConnectionBudget(config.limits().maxConnections(),
         config.limits().maxConnectionsPerIp());
-    SendRateLimiter sendRates = new SendRateLimiter(config.limits().sendsPerUserPerS(),
-        config.limits().maxConnections(), System::nanoTime);
     OpLimits limits = new OpLimits(config.limits(), System::nanoTime);
     PerKeyRate resyncRate = new PerKeyRate(config.sync().markAllPerUserPerMin(), TimeUnit.MINUTES.toNanos(1),
         RESYNC_USERS_PER_MIN, System::nanoTime);
@@ -113,7 +110,7 @@ public final class ShineServer {
         .compose(v -> deploy(() -> new OpsVerticle(config, clock, metrics, sessions), 1))
         .onSuccess(id -> opsDeployment = id)
         .compose(v -> deploy(() -> new GatewayVerticle(config, clock, identity, verifier, polls, connections,
-            sendRates, limits, metrics, health, sessions), n.gateway()))
+            limits, metrics, health, sessions), n.gateway()))
         .onSuccess(id -> {
           gatewayDeployment = id;
           gatewayUp.tryComplete();

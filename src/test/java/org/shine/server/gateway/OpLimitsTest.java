@@ -17,7 +17,7 @@ import org.shine.server.protocol.ProtocolException;
 /** The five §13 limits of a node on a clock the test moves: each refusal names its key, each table is bounded. */
 class OpLimitsTest {
   private final AtomicLong nanos = new AtomicLong(5_000_000_000L);
-  private final AppConfig.Limits limits = ConfigLoader.parse("{\"limits\":{\"opsPerPeerPerS\":2,"
+  private final AppConfig.Limits limits = ConfigLoader.parse("{\"limits\":{\"sendsPerUserPerS\":2,\"opsPerPeerPerS\":2,"
       + "\"cardsPerIpPerMin\":2,\"openOpsPerIpPerS\":2,\"openOpsPerLoginPerS\":2,\"inboundPerRecipientPerS\":2}}",
       Map.of()).limits();
 
@@ -25,6 +25,7 @@ class OpLimitsTest {
   @DisplayName("each limit refuses the third act in a burst with 429 RATE_LIMITED naming its config key")
   void refusalsNameTheirKey() {
     OpLimits ops = new OpLimits(limits, 100, nanos::get);
+    assertRefusedThird(() -> ops.admitWrite("alice"), "limits.sendsPerUserPerS");
     assertRefusedThird(() -> ops.admitPeerOp("s2"), "limits.opsPerPeerPerS");
     assertRefusedThird(() -> ops.admitCardPublish("127.0.0.1"), "limits.cardsPerIpPerMin");
     assertRefusedThird(() -> ops.admitInbound("bob"), "limits.inboundPerRecipientPerS");
@@ -35,18 +36,19 @@ class OpLimitsTest {
   }
 
   @Test
-  @DisplayName("100,000 distinct addresses, authors, recipients and peers leave at most the table bound of cells per"
+  @DisplayName("100,000 distinct writers, addresses, authors, recipients and peers leave at most the table bound of cells per"
       + " limit; a key past the bound shares the overflow cell")
   void tablesAreBounded() {
     OpLimits ops = new OpLimits(limits, 16, nanos::get);
     for (int i = 0; i < 100_000; i++) {
       String key = "k" + i;
+      tryIt(() -> ops.admitWrite(key));
       tryIt(() -> ops.admitPeerOp(key));
       tryIt(() -> ops.admitCardPublish(key));
       tryIt(() -> ops.admitOpenOp(key, key));
       tryIt(() -> ops.admitInbound(key));
     }
-    assertThat(ops.tracked()).isLessThanOrEqualTo(5 * 16);
+    assertThat(ops.tracked()).isLessThanOrEqualTo(6 * 16);
     assertThatThrownBy(() -> ops.admitInbound("one-more")).isInstanceOf(ProtocolException.class);
   }
 
