@@ -10,8 +10,8 @@ globalThis.crypto ??= webcrypto;
 const codec = await import('../src/main/resources/shine-web/codec.js');
 const keys = await import('../src/main/resources/shine-web/keys.js');
 const {
-  b64decode, b64encode, baseKey, decodeBody, encodeBody, messageKey, parseContainer, signContainer, unsignedBytes,
-  verifyContainer,
+  b64decode, b64encode, baseKey, decodeBody, encodeBody, messageKey, parseContainer, randomNonce, signContainer,
+  unsignedBytes, verifyContainer,
 } = codec;
 const { keyFileText, keyFromFile } = keys;
 const vectors = JSON.parse(await readFile(new URL('../src/test/resources/dm/web-codec-vectors.json', import.meta.url)));
@@ -73,4 +73,117 @@ test('a keygen file imports, exports to the same fields, and a mismatched public
   await assert.rejects(keyFromFile(JSON.stringify(other)));
   await assert.rejects(keyFromFile('not json'));
   assert.throws(() => unsignedBytes({ ...fieldsOf(vectors.containers[0]), from: 'Not A Login' }));
+});
+
+// ---- verify.js: what the chat makes of what its server hands it (PROTOCOL §13 "Clients verify") ----
+const { Verifier, cardKeys } = await import('../src/main/resources/shine-web/verify.js');
+const hello = vectors.containers[0].containerB64; // kind 1, alice → bob, signed by alice's vector key
+
+/** A directory of cards that counts its reads; `down` makes every read fail. */
+function directory(cards) {
+  const reads = [];
+  const source = {
+    reads, down: false, cards,
+    read: async (login) => {
+      reads.push(login);
+      if (source.down) {
+        throw new Error('server unreachable');
+      }
+      return cards[login] ?? null;
+    },
+  };
+  return source;
+}
+
+async function signedCard(login, key, version = 1) {
+  const servers = [{ serverLogin: 's1', url: 'ws://127.0.0.1:7101/ws' }];
+  const signature = await crypto.subtle.sign('Ed25519', key.privateKey,
+    codec.cardText(login, key.publicKeyB64, version, servers));
+  return { login, publicKeyB64: key.publicKeyB64, accessServers: servers, version,
+    signatureB64: b64encode(new Uint8Array(signature)) };
+}
+
+test('the shared card vector (signed by the Java client) verifies, and its key the Java containers', async () => {
+  const card = await cardKeys('alice', vectors.card);
+  assert.equal(card.problem, null);
+  const verifier = new Verifier('bob', async () => vectors.card);
+  const check = await verifier.copy(hello, codec.Kind.INCOMING, { messageKey: `${baseKey(parseContainer(b64decode(hello)))}|1` });
+  assert.equal(check.verified, true);
+  assert.equal(decodeBody(check.container.body), 'hello bob');
+  assert.equal((await cardKeys('bob', vectors.card)).problem, 'the card served for bob is not bob\'s');
+  assert.equal((await cardKeys('alice', { ...vectors.card, version: 4 })).problem, 'alice\'s card is not signed by its key');
+});
+
+test('a container not signed by its author\'s card key, or changed on the way, is not verified and says why', async () => {
+  const mallory = await keys.createKey('alice');
+  const forged = b64encode(await signContainer(fieldsOf(vectors.containers[0]), mallory.privateKey));
+  const verifier = new Verifier('bob', directory({ alice: vectors.card }).read);
+  const check = await verifier.copy(forged, codec.Kind.INCOMING);
+  assert.equal(check.verified, false);
+  assert.equal(check.checked, true);
+  assert.equal(check.reason, 'this message is not signed by alice\'s key');
+  const changed = b64decode(hello);
+  changed[changed.length - 70] ^= 1;
+  assert.equal((await verifier.copy(b64encode(changed), codec.Kind.INCOMING)).verified, false);
+  assert.equal((await verifier.copy(hello, codec.Kind.OUTGOING)).reason,
+    'the server\'s description does not match the message');
+  assert.equal((await new Verifier('carol', async () => vectors.card).copy(hello, codec.Kind.INCOMING)).reason,
+    'not addressed to carol (alice → bob)');
+  assert.equal((await verifier.copy('AAAA', codec.Kind.INCOMING)).reason, 'unreadable container');
+});
+
+test('cards are kept (at most the capacity, least recently used out first) and read anew once on a failure',
+  async () => {
+    const carol = await keys.createKey('carol');
+    const dave = await keys.createKey('dave');
+    const source = directory({ alice: vectors.card, carol: await signedCard('carol', carol),
+      dave: await signedCard('dave', dave) });
+    const verifier = new Verifier('bob', source.read, 2);
+    const from = async (login, key, text) => b64encode(await signContainer({ ...fieldsOf(vectors.containers[0]),
+      from: login, nonce: randomNonce(), body: encodeBody(text) }, key.privateKey));
+    assert.equal((await verifier.blob(hello)).verified, true);
+    assert.equal((await verifier.blob(hello)).verified, true);
+    assert.deepEqual(source.reads, ['alice']);
+    assert.equal((await verifier.blob(await from('carol', carol, 'c'))).verified, true);
+    assert.equal((await verifier.blob(hello)).verified, true); // alice is now the most recently used
+    assert.equal((await verifier.blob(await from('dave', dave, 'd'))).verified, true); // over the bound: carol goes
+    assert.equal(verifier.cards.size, 2);
+    assert.equal((await verifier.blob(await from('carol', carol, 'c2'))).verified, true);
+    assert.deepEqual(source.reads, ['alice', 'carol', 'dave', 'carol']);
+
+    // a forgery with a kept card: one read anew, still not verified
+    const mallory = await keys.createKey('carol');
+    assert.equal((await verifier.blob(await from('carol', mallory, 'forged'))).verified, false);
+    assert.deepEqual(source.reads, ['alice', 'carol', 'dave', 'carol', 'carol']);
+  });
+
+test('no card: not verified; a card that cannot be read now: unchecked and not kept', async () => {
+  const source = directory({});
+  const verifier = new Verifier('bob', source.read);
+  assert.equal((await verifier.blob(hello)).reason, 'alice has no card on this server');
+  const fresh = new Verifier('bob', source.read);
+  source.down = true;
+  const unchecked = await fresh.blob(hello);
+  assert.equal(unchecked.verified, false);
+  assert.equal(unchecked.checked, false);
+  assert.match(unchecked.reason, /could not read alice's card/);
+  assert.equal(fresh.cards.size, 0);
+  source.down = false;
+  source.cards.alice = vectors.card;
+  assert.equal((await fresh.blob(hello)).verified, true);
+});
+
+test('a read receipt is verified with the event that carries it', async () => {
+  const receipt = vectors.containers[3]; // kind 3, bob → alice, signed by the vector key
+  const bobsCard = { ...vectors.card, login: 'bob' };
+  // the vector key signed it, so a card of bob's with that key (signed by it) stands in for bob's
+  const signature = await crypto.subtle.sign('Ed25519', identity.privateKey,
+    codec.cardText('bob', vectors.key.publicKeyB64, bobsCard.version, bobsCard.accessServers));
+  bobsCard.signatureB64 = b64encode(new Uint8Array(signature));
+  const verifier = new Verifier('alice', async () => bobsCard);
+  const payload = { baseKey: receipt.ref, readerLogin: 'bob', readAtMs: receipt.createdAtMs,
+    receiptBlobB64: receipt.containerB64 };
+  assert.equal((await verifier.receipt(payload)).verified, true);
+  assert.equal((await verifier.receipt({ ...payload, baseKey: 'alice|bob|1|2' })).reason,
+    'the server\'s description does not match the receipt');
 });

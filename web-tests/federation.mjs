@@ -1,5 +1,6 @@
-// Four real access servers s1..s4 from the fat jar (target/shine-server.jar), as scripts/federation.sh runs them:
-// each with its own database, server keys made by `keygen` and pinned by the others, a compressed schedule.
+// Real access servers s1..s4 (or some of them) from the fat jar (target/shine-server.jar), as scripts/federation.sh
+// runs them: each with its own database, server keys made by `keygen` and pinned by the others, a compressed
+// schedule.
 // Ports are free ones and database names random, so a run shares the machine with anything else.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, openSync } from 'node:fs';
@@ -44,10 +45,10 @@ export class Federation {
     this.run = Math.random().toString(36).slice(2, 8);
   }
 
-  static async start(dir) {
+  /** Starts the servers `names` (by default the four), each a pinned peer of the others. */
+  static async start(dir, names = ['s1', 's2', 's3', 's4']) {
     mkdirSync(dir, { recursive: true });
     const federation = new Federation(dir);
-    const names = ['s1', 's2', 's3', 's4'];
     for (const name of names) {
       const keyFile = keygen(join(dir, `${name}.key`));
       const publicKeyB64 = JSON.parse(readFileSync(keyFile, 'utf8')).publicKeyB64;
@@ -70,6 +71,12 @@ export class Federation {
 
   database(name) {
     return `shine_web_${this.run}_${name}`;
+  }
+
+  /** Runs one SQL statement in the database of server `name` (psql); answers its output. */
+  sql(name, statement) {
+    return execFileSync('psql', ['-h', DB_HOST, '-p', String(DB_PORT), '-U', DB_USER, '-d', this.database(name),
+      '-qAtc', statement], { encoding: 'utf8', env: { ...process.env, PGPASSWORD: process.env.SHINE_DB_PASSWORD || '' } });
   }
 
   writeConfig(server) {

@@ -1,12 +1,14 @@
 // The web chat: keys, chat list, conversation with the seed's §8 ticks, an outbox that survives offline time.
+// What the server hands it is verified first (verify.js): a message not signed by its author's key is shown marked.
 import {
   Kind, b64decode, b64encode, baseKey as baseKeyOf, cardText, decodeBody, encodeBody, parseContainer, randomNonce,
   signContainer,
 } from './codec.js';
 import { Connection } from './conn.js';
 import {
-  createKey, idb, keyFileText, keyFromFile, loadIdentity, openDb, saveIdentity,
+  createKey, forgetIdentity, idb, keyFileText, keyFromFile, loadIdentity, openDb, saveIdentity,
 } from './keys.js';
+import { Verifier } from './verify.js';
 
 const PAGE = 50;
 const MAX_EARLY_READS = 1000;
@@ -24,6 +26,8 @@ const state = {
   db: null,
   identity: null,
   conn: null,
+  verifier: null,
+  events: Promise.resolve(), // events are handled one after another, in the order they came
   server: null,
   peer: null,
   messages: new Map(), // baseKey → message of the open chat
@@ -72,16 +76,11 @@ function wireSetup() {
     await saveIdentity(state.db, identity);
     showRegister(identity, 'A new key: publish your card so that others can reach you.');
   }));
-  $('import-key').addEventListener('change', () => guarded($('setup-error'), async () => {
-    const file = $('import-key').files[0];
-    if (!file) {
-      return;
-    }
-    const identity = await keyFromFile(await file.text(), $('login').value.trim());
-    await saveIdentity(state.db, identity);
-    $('import-key').value = '';
-    start(identity);
-  }));
+  $('import-key').addEventListener('change', () => guarded($('setup-error'),
+    () => importKey($('import-key'), $('login').value.trim())));
+  $('reimport-key').addEventListener('change', () => guarded($('refused-error'),
+    () => importKey($('reimport-key'), state.identity ? state.identity.login : '')));
+  $('sign-out').addEventListener('click', () => guarded($('refused-error'), signOut));
   $('register-button').addEventListener('click', () => guarded($('setup-error'), async () => {
     await register(state.identity, $('second-login').value.trim(), $('second-url').value.trim());
     start(state.identity);
@@ -98,8 +97,37 @@ function wireSetup() {
   }));
 }
 
+async function importKey(input, login) {
+  const file = input.files[0];
+  if (!file) {
+    return;
+  }
+  const identity = await keyFromFile(await file.text(), login);
+  await saveIdentity(state.db, identity);
+  input.value = '';
+  start(identity);
+}
+
+/** Forgets the key kept in this browser: back to the start, to create or import one. */
+async function signOut() {
+  if (state.conn) {
+    state.conn.stop();
+    state.conn = null;
+  }
+  await forgetIdentity(state.db);
+  state.identity = null;
+  $('refused').hidden = true;
+  $('chat').hidden = true;
+  $('register').hidden = true;
+  $('me').textContent = '';
+  $('banner').textContent = '';
+  $('export-key').hidden = true;
+  $('setup').hidden = false;
+}
+
 function showRegister(identity, why) {
   state.identity = identity;
+  $('refused').hidden = true;
   $('chat').hidden = true;
   $('setup').hidden = false;
   $('register').hidden = false;
@@ -180,11 +208,20 @@ function start(identity) {
   }
   $('setup').hidden = true;
   $('register').hidden = true;
+  $('refused').hidden = true;
   $('chat').hidden = false;
-  $('me').textContent = `Signed in as ${identity.login}`;
+  $('me').textContent = `Signing in as ${identity.login}…`;
   $('export-key').hidden = false;
-  state.conn = new Connection(wsUrl(), identity, { onEvent, onState });
-  state.conn.start();
+  const conn = new Connection(wsUrl(), identity, { onEvent, onState });
+  state.conn = conn;
+  state.verifier = new Verifier(identity.login, (login) => conn.request('GetUserCard', { login })
+    .then(({ card }) => card, (e) => {
+      if (e.code === 'USER_NOT_FOUND') {
+        return null;
+      }
+      throw e;
+    }));
+  conn.start();
   renderOutboxOnly();
 }
 
@@ -192,19 +229,47 @@ function onState(connection, error) {
   const banner = $('banner');
   if (connection === 'online') {
     banner.textContent = '';
+    $('me').textContent = `Signed in as ${state.identity.login}`;
     onOnline();
   } else if (connection === 'refused') {
-    if (error && (error.code === 'USER_NOT_FOUND' || error.code === 'NOT_ACCESS_SERVER')) {
-      state.conn.stop();
-      showRegister(state.identity, error.code === 'USER_NOT_FOUND'
-        ? `${state.identity.login} is not registered here yet.`
-        : `This server is not one of ${state.identity.login}'s access servers: register again to add it.`);
-    } else {
-      banner.textContent = `Login refused: ${error ? error.message : ''}`;
-    }
+    refused(error);
   } else if (connection === 'offline' || connection === 'reconnecting') {
     banner.textContent = 'Offline: reconnecting. Messages you write are sent when the connection is back.';
   }
+}
+
+/**
+ * The server refused the login. For good (the connection stopped trying): no such user, not a server of the user,
+ * or a key that is not the user's here — said plainly, with what the user can do. Otherwise it tries again.
+ */
+async function refused(error) {
+  const { login } = state.identity;
+  if (!state.conn || !state.conn.stopped) {
+    $('banner').textContent = `Login refused: ${error ? error.message : ''}. Trying again.`;
+    return;
+  }
+  $('me').textContent = 'Not signed in';
+  $('banner').textContent = '';
+  if (error.code === 'USER_NOT_FOUND') {
+    showRegister(state.identity, `There is no user ${login} on this server: register first.`);
+    return;
+  }
+  if (error.code === 'NOT_ACCESS_SERVER') {
+    showRegister(state.identity, `This server is not one of ${login}'s access servers: register again to add it.`);
+    return;
+  }
+  let why = `The server refused to sign you in as ${login}: ${error.message}`;
+  if (error.status === 401) {
+    // the login exists here (else 404): unless its card names this very key, the key is someone else's
+    const card = await anonymous((call) => call('GetUserCard', { login })).then(({ card: c }) => c, () => null);
+    if (!card || card.publicKeyB64 !== state.identity.publicKeyB64) {
+      why = `This key is not ${login}'s key on this server.`;
+    }
+  }
+  $('chat').hidden = true;
+  $('refused-why').textContent = why;
+  $('refused-error').textContent = '';
+  $('refused').hidden = false;
 }
 
 async function onOnline() {
@@ -219,21 +284,38 @@ async function onOnline() {
 }
 
 function onEvent(op, payload) {
+  const verifier = state.verifier;
+  state.events = state.events.then(() => handleEvent(verifier, op, payload))
+    .catch((e) => { $('chat-error').textContent = e.message; });
+}
+
+async function handleEvent(verifier, op, payload) {
+  if (verifier !== state.verifier) {
+    return; // an event of a session that has ended
+  }
   if (op === 'IncomingDirectMessage' || op === 'OutgoingDirectMessage') {
-    const bytes = b64decode(payload.blobB64);
-    const container = parseContainer(bytes);
+    const check = await verifier.copy(payload.blobB64,
+      op === 'OutgoingDirectMessage' ? Kind.OUTGOING : Kind.INCOMING, payload);
+    const { container } = check;
+    if (!container) {
+      return;
+    }
     const outgoing = container.kind === Kind.OUTGOING;
     const peer = outgoing ? container.to : container.from;
-    const message = fromContainer(container, outgoing, outgoing ? payload.deliveryState : undefined);
-    // an edit (revision > 0) of a message is not another unread one
-    touchConversation(peer, message.text, container.createdAtMs, outgoing || container.revision > 0 ? 0 : 1);
+    const message = fromContainer(container, outgoing, outgoing ? payload.deliveryState : undefined, check);
+    // an edit (revision > 0) of a message is not another unread one, nor is one that does not verify
+    touchConversation(peer, message.text, container.createdAtMs,
+      outgoing || container.revision > 0 || !check.verified ? 0 : 1);
     if (peer === state.peer) {
       upsert(message);
     }
   } else if (op === 'DmDeliveryStateChanged') {
     updateMessage(payload.baseKey, (m) => mergeState(m, payload.deliveryState));
   } else if (op === 'DmReadReceipt') {
-    markRead(payload.baseKey);
+    // a receipt that comes with its signed container is believed only when that verifies
+    if (payload.receiptBlobB64 === undefined || (await verifier.receipt(payload)).verified) {
+      markRead(payload.baseKey);
+    }
   } else if (op === 'DmReadByMe') {
     const peer = payload.baseKey.split('|')[0];
     state.receiptsSent.add(payload.baseKey);
@@ -264,13 +346,14 @@ function markRead(baseKey) {
 
 async function loadConversations() {
   const { conversations } = await state.conn.request('GetConversations', { limit: 100 });
+  const checks = await Promise.all(conversations.map((c) => state.verifier.blob(c.lastBlobB64)));
   state.conversations.clear();
-  for (const c of conversations) {
+  conversations.forEach((c, i) => {
     state.conversations.set(c.peer, {
       peer: c.peer, lastAtMs: c.lastAtMs, unread: c.unread,
-      lastText: decodeBody(parseContainer(b64decode(c.lastBlobB64)).body),
+      lastText: checks[i].verified ? decodeBody(checks[i].container.body) : notVerifiedText(checks[i].reason),
     });
-  }
+  });
   renderConversations();
 }
 
@@ -358,7 +441,7 @@ async function openChat(peer, focus) {
   if (state.conn && state.conn.ready) {
     try {
       const page = await state.conn.request('GetDirectMessages', { peer, limit: PAGE });
-      addPage(page, true);
+      await addPage(page, true);
     } catch (e) {
       $('chat-error').textContent = e.message;
     }
@@ -368,14 +451,19 @@ async function openChat(peer, focus) {
   }
 }
 
-function addPage(page, newest) {
-  for (const entry of page.messages) {
-    const container = parseContainer(b64decode(entry.blobB64));
-    const message = fromContainer(container, entry.direction === 'outgoing', entry.deliveryState);
+async function addPage(page, newest) {
+  const checks = await Promise.all(page.messages.map((entry) => state.verifier.copy(entry.blobB64,
+    entry.direction === 'outgoing' ? Kind.OUTGOING : Kind.INCOMING, entry)));
+  page.messages.forEach((entry, i) => {
+    const { container } = checks[i];
+    if (!container) {
+      return;
+    }
+    const message = fromContainer(container, entry.direction === 'outgoing', entry.deliveryState, checks[i]);
     message.read = entry.read;
     message.deleted = entry.deleted;
     upsert(message, !newest);
-  }
+  });
   if (newest) {
     const last = page.messages[page.messages.length - 1];
     if (state.oldestAtMs === null && last) {
@@ -397,7 +485,7 @@ async function loadOlder() {
     // the bound is exclusive: one past the oldest time also brings messages that share it (known ones are skipped)
     const page = await state.conn.request('GetDirectMessages',
       { peer: state.peer, beforeCreatedAtMs: state.oldestAtMs + 1, limit: PAGE });
-    addPage(page, false);
+    await addPage(page, false);
     const last = page.messages[page.messages.length - 1];
     if (last) {
       state.oldestAtMs = parseContainer(b64decode(last.blobB64)).createdAtMs;
@@ -409,7 +497,8 @@ async function loadOlder() {
   }
 }
 
-function fromContainer(container, outgoing, deliveryState) {
+/** A message as the chat keeps it; one that does not verify keeps the reason, never the container's words. */
+function fromContainer(container, outgoing, deliveryState, check) {
   return {
     baseKey: baseKeyOf(container),
     messageKey: `${baseKeyOf(container)}|${outgoing ? Kind.OUTGOING : Kind.INCOMING}`,
@@ -417,12 +506,17 @@ function fromContainer(container, outgoing, deliveryState) {
     createdAtMs: container.createdAtMs,
     nonce: container.nonce,
     revision: container.revision,
-    text: decodeBody(container.body),
+    text: check.verified ? decodeBody(container.body) : notVerifiedText(check.reason),
+    verified: check.verified,
     deliveryState: deliveryState || 'accepted',
     read: false,
     deleted: false,
     pending: false,
   };
+}
+
+function notVerifiedText(reason) {
+  return `Not verified — ${reason}`;
 }
 
 function mergeState(message, next) {
@@ -435,6 +529,14 @@ function mergeState(message, next) {
 function upsert(message) {
   const had = state.messages.get(message.baseKey);
   if (had) {
+    if (had.verified && !message.verified) {
+      return; // a container that does not verify never replaces one that did
+    }
+    if (!had.verified && message.verified) {
+      Object.assign(had, message, { read: had.read || message.read });
+      render(had);
+      return;
+    }
     if (message.revision > had.revision) {
       had.revision = message.revision;
       had.text = message.text;
@@ -488,8 +590,9 @@ function render(message) {
       observer.observe(li);
     }
   }
-  li.className = `message${message.outgoing ? ' mine' : ''}`;
+  li.className = `message${message.outgoing ? ' mine' : ''}${message.verified ? '' : ' not-verified'}`;
   li.dataset.messageKey = message.messageKey;
+  li.dataset.verified = String(message.verified);
   const text = span('text', message.text);
   const meta = document.createElement('div');
   meta.className = 'meta';
@@ -500,7 +603,10 @@ function render(message) {
   if (message.revision > 0) {
     meta.append(span('edited', 'edited'));
   }
-  if (message.outgoing) {
+  if (!message.verified) {
+    li.dataset.state = 'not-verified';
+    text.setAttribute('role', 'alert');
+  } else if (message.outgoing) {
     const shown = displayState(message);
     li.dataset.state = shown;
     const tick = span('tick', TICKS[shown].mark);
@@ -548,7 +654,7 @@ function scrollToEnd() {
 
 async function readOnScreen(baseKey) {
   const message = state.messages.get(baseKey);
-  if (!message || message.outgoing || message.read || state.receiptsSent.has(baseKey)
+  if (!message || message.outgoing || !message.verified || message.read || state.receiptsSent.has(baseKey)
       || document.visibilityState !== 'visible') {
     return;
   }
@@ -607,14 +713,15 @@ function showPending(entry) {
   if (entry.peer !== state.peer || entry.owner !== state.identity.login) {
     return;
   }
-  const had = state.messages.get(entry.baseKey);
+  // a shown message that did not verify is not the user's: the pending one takes its place
+  const had = state.messages.get(entry.baseKey)?.verified ? state.messages.get(entry.baseKey) : null;
   if (had && had.revision > entry.revision) {
     return;
   }
   const message = had || {
     baseKey: entry.baseKey, messageKey: `${entry.baseKey}|${Kind.OUTGOING}`, outgoing: true,
     createdAtMs: entry.createdAtMs, nonce: BigInt(entry.nonce), deliveryState: 'accepted', read: false,
-    deleted: false,
+    deleted: false, verified: true,
   };
   message.revision = entry.revision;
   message.text = entry.text;

@@ -1,9 +1,12 @@
 // One WebSocket session to the server that served the page: the §2 envelope, login on every (re)connect,
-// reconnect with capped, jittered backoff.
+// reconnect with capped, jittered backoff. A login the server refuses for good (the key is not the user's, no such
+// user, not a server of the user) stops it: it does not try again until the user acts.
 import { authText, b64encode } from './codec.js';
 
 const BACKOFF_MS = [250, 500, 1000, 2000, 4000, 8000];
 const REQUEST_TIMEOUT_MS = 15000;
+// 401 the key does not sign for the login, 403 not allowed, 404 no such user, 421 not a server of the user
+const REFUSED_FOR_GOOD = new Set([401, 403, 404, 421]);
 
 export class RequestError extends Error {
   constructor(status, code, message) {
@@ -47,6 +50,9 @@ export class Connection {
       this.ready = true;
       this.onState('online');
     }, (error) => {
+      if (REFUSED_FOR_GOOD.has(error.status)) {
+        this.stopped = true;
+      }
       this.onState('refused', error);
       socket.close();
     });

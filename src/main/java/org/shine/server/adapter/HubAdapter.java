@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.shine.server.client.ContainerVerifier;
 import org.shine.server.dm.KeyFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,7 +13,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The reference receiving adapter: a supervisor that runs Phase 1 receive cycles (restarting an ended cycle
  * after a capped backoff with jitter, and stopping for good when the refresh token is rejected or on stop), a
- * Phase 2 processor thread, and a status line every few seconds. Library users give it an {@link EventHandler}.
+ * Phase 2 processor thread that verifies each event's container against its author's card before the handler sees
+ * it, and a status line every few seconds. Library users give it an {@link EventHandler}.
  */
 public final class HubAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(HubAdapter.class);
@@ -26,7 +28,7 @@ public final class HubAdapter {
   private Thread receiver;
   private Thread processorThread;
   private Thread statusThread;
-  private ReceiveCycle.TokenHolder tokens;
+  private final ReceiveCycle.TokenHolder tokens;
   private volatile ReceiveCycle current;
   private volatile long received;
   private volatile long acked;
@@ -40,13 +42,15 @@ public final class HubAdapter {
     this.settings = Objects.requireNonNull(settings);
     this.inbox = Objects.requireNonNull(inbox);
     this.hub = new HubClient(settings.serverHttpUrl());
-    this.processor = new InboxProcessor(inbox, handler, settings.delaysMs(), settings.leaseMs());
+    this.tokens = new ReceiveCycle.TokenHolder(null);
+    ContainerVerifier verifier = ContainerVerifier.inline(settings.login(), new HubCards(hub, tokens));
+    this.processor = new InboxProcessor(inbox, handler, verifier, settings.delaysMs(), settings.leaseMs());
     this.hooks = hooks;
   }
 
   /** Logs in (challenge + token) and starts the threads. */
   public void start() throws Exception {
-    tokens = new ReceiveCycle.TokenHolder(hub.login(settings.login(), settings.key(), settings.serverLogin()));
+    tokens.set(hub.login(settings.login(), settings.key(), settings.serverLogin()));
     receiver = thread("adapter-receive", this::supervise, false);
     processorThread = thread("adapter-process", this::process, true);
     if (settings.statusEvery().toMillis() > 0) {
@@ -146,9 +150,9 @@ public final class HubAdapter {
         ReceiveCycle cycle = current;
         long inCycleReceived = cycle == null ? 0 : cycle.received.get();
         long inCycleAcked = cycle == null ? 0 : cycle.acked.get();
-        LOG.info("adapter status: received {}, acked {}, processed {}, retrying {}, dead {}, lag {} ms",
+        LOG.info("adapter status: received {}, acked {}, processed {}, retrying {}, dead {}, rejected {}, lag {} ms",
             received + inCycleReceived, acked + inCycleAcked, counts.done(), counts.retrying(), counts.dead(),
-            counts.oldestPendingAgeMs());
+            counts.rejected(), counts.oldestPendingAgeMs());
       } catch (InterruptedException e) {
         return;
       } catch (Exception e) {

@@ -61,6 +61,12 @@ public final class HubClient {
         .header("Authorization", "Bearer " + accessToken).timeout(Duration.ofSeconds(waitS + 15)).GET().build());
   }
 
+  /** {@code GET /hub/v1/cards/{login}}: 200 with {@code {card}}, 404 when the server has no card for it, 401. */
+  public HttpResponse<String> card(String accessToken, String login) throws IOException, InterruptedException {
+    return send(HttpRequest.newBuilder(URI.create(base + "/cards/" + URLEncoder.encode(login, StandardCharsets.UTF_8)))
+        .header("Authorization", "Bearer " + accessToken).timeout(Duration.ofSeconds(15)).GET().build());
+  }
+
   public HttpResponse<String> ack(String accessToken, String deliveryId) throws IOException, InterruptedException {
     return send(post("/ack/" + URLEncoder.encode(deliveryId, StandardCharsets.UTF_8), "", accessToken));
   }

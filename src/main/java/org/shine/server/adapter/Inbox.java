@@ -125,6 +125,26 @@ public final class Inbox {
     }
   }
 
+  /**
+   * Marks a row whose container does not verify against its author's card (PROTOCOL §13): final, never retried,
+   * never handed to the handler; {@code reason} says why.
+   */
+  public void markRejected(String eventKey, String reason) throws SQLException {
+    try (Connection connection = connect();
+        PreparedStatement update = connection.prepareStatement("UPDATE adapter_inbox SET status = 'rejected',"
+            + " lease_until_ms = 0, last_error = ? WHERE event_key = ?")) {
+      update.setString(1, reason);
+      update.setString(2, eventKey);
+      update.executeUpdate();
+    }
+  }
+
+  /** Rows rejected because their container does not verify, with the reason. */
+  public List<Row> rejected() throws SQLException {
+    return rows("SELECT event_key, delivery_id, status, attempts, last_error FROM adapter_inbox"
+        + " WHERE status = 'rejected' ORDER BY received_at_ms");
+  }
+
   /** Rows that used up every delay. */
   public List<Row> dead() throws SQLException {
     return rows("SELECT event_key, delivery_id, status, attempts, last_error FROM adapter_inbox"
@@ -141,7 +161,7 @@ public final class Inbox {
     }
   }
 
-  /** Counts by status, and the age of the oldest pending row (0 when none). */
+  /** Counts by status (rejected: not verified), and the age of the oldest pending row (0 when none). */
   public Counts counts(long nowMs) throws SQLException {
     try (Connection connection = connect(); Statement statement = connection.createStatement();
         ResultSet rows = statement.executeQuery("SELECT"
@@ -149,11 +169,12 @@ public final class Inbox {
             + " SUM(CASE WHEN status = 'pending' AND attempts > 0 THEN 1 ELSE 0 END),"
             + " SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END),"
             + " SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END),"
+            + " SUM(CASE WHEN status = 'rejected' THEN 1 ELSE 0 END),"
             + " MIN(CASE WHEN status = 'pending' THEN received_at_ms END) FROM adapter_inbox")) {
       rows.next();
-      long oldest = rows.getLong(5);
+      long oldest = rows.getLong(6);
       long lag = rows.wasNull() ? 0 : nowMs - oldest;
-      return new Counts(rows.getLong(1), rows.getLong(2), rows.getLong(3), rows.getLong(4), lag);
+      return new Counts(rows.getLong(1), rows.getLong(2), rows.getLong(3), rows.getLong(4), rows.getLong(5), lag);
     }
   }
 
@@ -191,6 +212,6 @@ public final class Inbox {
   }
 
   /** Inbox totals. */
-  public record Counts(long done, long retrying, long pending, long dead, long oldestPendingAgeMs) {
+  public record Counts(long done, long retrying, long pending, long dead, long rejected, long oldestPendingAgeMs) {
   }
 }

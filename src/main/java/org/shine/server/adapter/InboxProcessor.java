@@ -1,31 +1,40 @@
 package org.shine.server.adapter;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import org.shine.server.client.ContainerVerifier;
+import org.shine.server.client.Verdict;
 import org.shine.server.util.Json;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Phase 2 of seed 004: picks ready rows (delay passed, status pending) under a lease, counting the attempt when
- * it claims the row; calls the handler; success marks the row done, failure postpones it by the next delay
- * (with jitter) and after the last delay marks it dead.
+ * it claims the row; verifies its container against the author's card (PROTOCOL §13 "Clients verify"): one that does
+ * not verify is marked rejected with its reason and never reaches the handler, one that cannot be checked now (the
+ * card could not be read) is retried like a failed handler; calls the handler; success marks the row done, failure
+ * postpones it by the next delay (with jitter) and after the last delay marks it dead.
  */
 final class InboxProcessor {
   private static final Logger LOG = LoggerFactory.getLogger(InboxProcessor.class);
   private static final int BATCH = 32;
   private final Inbox inbox;
   private final EventHandler handler;
+  private final ContainerVerifier verifier;
   private final List<Long> delaysMs;
   private final long leaseMs;
   final AtomicLong processed = new AtomicLong();
 
-  InboxProcessor(Inbox inbox, EventHandler handler, List<Long> delaysMs, long leaseMs) {
+  /** {@code verifier}: an {@link ContainerVerifier#inline} one (this thread is the adapter's own). */
+  InboxProcessor(Inbox inbox, EventHandler handler, ContainerVerifier verifier, List<Long> delaysMs, long leaseMs) {
     this.inbox = Objects.requireNonNull(inbox);
     this.handler = Objects.requireNonNull(handler);
+    this.verifier = Objects.requireNonNull(verifier);
     this.delaysMs = List.copyOf(delaysMs);
     this.leaseMs = leaseMs;
   }
@@ -35,7 +44,18 @@ final class InboxProcessor {
     List<Inbox.Claimed> ready = inbox.claimReady(System.currentTimeMillis(), leaseMs, BATCH);
     for (Inbox.Claimed row : ready) {
       try {
-        handler.handle(Json.MAPPER.readTree(row.body()));
+        JsonNode event = Json.MAPPER.readTree(row.body());
+        Verdict verdict = verifier.event(event).await();
+        if (verdict.outcome() == Verdict.Outcome.NOT_VERIFIED) {
+          LOG.warn("event rejected, its container does not verify [eventKey: {}]: {}", row.eventKey(),
+              verdict.reason());
+          inbox.markRejected(row.eventKey(), verdict.reason());
+          continue;
+        }
+        if (verdict.outcome() == Verdict.Outcome.UNCHECKED) {
+          throw new IOException("not verified yet: " + verdict.reason());
+        }
+        handler.handle(event);
         inbox.markDone(row.eventKey());
         processed.incrementAndGet();
       } catch (SQLException e) {

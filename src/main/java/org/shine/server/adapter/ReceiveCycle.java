@@ -50,9 +50,10 @@ final class ReceiveCycle {
       if (tokens.current() == null) {
         return End.REFRESH_REJECTED;
       }
+      HubClient.Tokens used = tokens.current();
       HttpResponse<String> response;
       try {
-        response = hub.poll(tokens.current().accessToken(), waitS);
+        response = hub.poll(used.accessToken(), waitS);
       } catch (IOException e) {
         LOG.warn("hub unreachable, ending the receive cycle: {}", e.toString());
         return End.NETWORK_ERROR;
@@ -71,7 +72,7 @@ final class ReceiveCycle {
           }
         }
         case 401 -> {
-          if (!refresh()) {
+          if (!refresh(used)) {
             return End.REFRESH_REJECTED;
           }
         }
@@ -123,11 +124,9 @@ final class ReceiveCycle {
     return null;
   }
 
-  private boolean refresh() throws InterruptedException {
+  private boolean refresh(HubClient.Tokens expired) throws InterruptedException {
     try {
-      HubClient.Tokens fresh = hub.refresh(tokens.current().refreshToken());
-      tokens.set(fresh);
-      return fresh != null;
+      return tokens.refresh(hub, expired) != null;
     } catch (IOException e) {
       LOG.warn("token refresh failed: {}", e.toString());
       return true;
@@ -142,7 +141,10 @@ final class ReceiveCycle {
     boolean afterCommit(String eventKey);
   }
 
-  /** The current token pair, shared by cycles; null once the refresh token was rejected. */
+  /**
+   * The current token pair, shared by cycles and by the card reads of Phase 2; null before the login and once the
+   * refresh token was rejected. A refresh is done once for one expired pair, whoever sees it expire first.
+   */
   static final class TokenHolder {
     private volatile HubClient.Tokens tokens;
 
@@ -156,6 +158,19 @@ final class ReceiveCycle {
 
     void set(HubClient.Tokens tokens) {
       this.tokens = tokens;
+    }
+
+    /**
+     * The pair to use after {@code expired} was refused: the one another thread already got in its place, or a
+     * refreshed one; null when the refresh token is rejected. Runs on the adapter's own threads, never an event loop.
+     */
+    synchronized HubClient.Tokens refresh(HubClient hub, HubClient.Tokens expired)
+        throws IOException, InterruptedException {
+      if (tokens != expired) {
+        return tokens;
+      }
+      tokens = hub.refresh(expired.refreshToken());
+      return tokens;
     }
   }
 }

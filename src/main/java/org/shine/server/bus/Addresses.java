@@ -47,7 +47,7 @@ public final class Addresses {
   public static final String SYNC_SETTINGS_BATCH = "sync.settings-batch";
   /** MarkAllUserSettingsUnsynced for a login (String → Integer items reset). */
   public static final String SYNC_MARK_UNSYNCED = "sync.mark-unsynced";
-  /** Settings: read all of a user's ({@code String login} → {@code UserSettings}). */
+  /** Settings: a page of a user's ({@code SettingsQuery} → {@code SettingsPage}). */
   public static final String SETTINGS_GET = "settings.get";
   /** Settings: write one ({@code SetSettingCommand} → Long updatedAtMs). */
   public static final String SETTINGS_SET = "settings.set";

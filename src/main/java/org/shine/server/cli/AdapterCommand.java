@@ -27,7 +27,7 @@ import picocli.CommandLine.Option;
 @Command(name = "adapter", mixinStandardHelpOptions = true,
     description = "The reference hub adapter: receive a user's events over HTTP into a local inbox, process them.",
     subcommands = {AdapterCommand.Run.class, AdapterCommand.Dead.class, AdapterCommand.RetryDead.class,
-        HelpCommand.class})
+        AdapterCommand.Rejected.class, HelpCommand.class})
 final class AdapterCommand {
   private AdapterCommand() {
   }
@@ -50,7 +50,8 @@ final class AdapterCommand {
   }
 
   @Command(name = "run", mixinStandardHelpOptions = true,
-      description = "Receive events into the inbox (commit, then ACK) and process them with retries.")
+      description = {"Receive events into the inbox (commit, then ACK) and process them with retries. An event whose",
+          "container does not verify against its author's card is rejected (see: adapter rejected), never processed."})
   static final class Run implements Callable<Integer> {
     @Option(names = "--server", required = true, paramLabel = "URL",
         description = "the server serving the user: http://host:port (its ws://host:port/ws URL works too)")
@@ -154,6 +155,27 @@ final class AdapterCommand {
     public Integer call() throws Exception {
       for (Inbox.Row row : inbox.open().dead()) {
         context.out().println(row.eventKey() + "\tattempts " + row.attempts() + "\t" + row.lastError());
+      }
+      return 0;
+    }
+  }
+
+  @Command(name = "rejected", mixinStandardHelpOptions = true,
+      description = "List events rejected because their container does not verify against its author's card.")
+  static final class Rejected implements Callable<Integer> {
+    @Mixin
+    InboxOptions inbox;
+
+    private final CliContext context;
+
+    Rejected(CliContext context) {
+      this.context = context;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      for (Inbox.Row row : inbox.open().rejected()) {
+        context.out().println(row.eventKey() + "\t" + row.lastError());
       }
       return 0;
     }

@@ -32,9 +32,10 @@ import picocli.CommandLine.Spec;
  * {@code --json}. Exit codes: 0 done, 1 the API answered an error or cannot be reached, 2 a usage error.
  */
 @Command(name = "admin", mixinStandardHelpOptions = true,
-    description = "Read a node's backlog and peers through its admin API (admin.port in the config).",
+    description = "Read a node's backlog and peers, and make invite codes, through its admin API (admin.port in the"
+        + " config).",
     subcommands = {AdminCommand.Peers.class, AdminCommand.Deliveries.class, AdminCommand.RetryPeer.class,
-        AdminCommand.User.class})
+        AdminCommand.User.class, AdminCommand.SyncQuarantine.class, AdminCommand.Invite.class})
 public final class AdminCommand implements Callable<Integer> {
   /** Exit code when the API answers an error or cannot be reached. */
   public static final int FAILED = 1;
@@ -256,6 +257,64 @@ public final class AdminCommand implements Callable<Integer> {
             out.println("unsynced for " + extra.getKey() + ": " + extra.getValue().asText());
           }
         }
+      });
+    }
+  }
+
+  /** {@code admin sync-quarantine}. */
+  @Command(name = "sync-quarantine", mixinStandardHelpOptions = true,
+      description = "Items pulled from a sibling that were ACKed but could not be stored, oldest first, with why.")
+  static final class SyncQuarantine implements Callable<Integer> {
+    @ParentCommand
+    AdminCommand admin;
+
+    @Option(names = "--owner", description = "only this user's items")
+    String owner;
+
+    @Option(names = "--limit", defaultValue = "50", description = "at most this many items, 1 to 1000 (default 50)")
+    int limit;
+
+    @Option(names = "--after", defaultValue = "0", description = "only items after this id (the nextAfterId shown)")
+    long afterId;
+
+    @Override
+    public Integer call() {
+      String query = "/sync-quarantine?limit=" + limit + "&afterId=" + afterId
+          + (owner == null ? "" : "&owner=" + URLEncoder.encode(owner, StandardCharsets.UTF_8));
+      return admin.call("GET", query, (body, out) -> {
+        List<List<String>> rows = new ArrayList<>();
+        for (JsonNode item : body.path("items")) {
+          rows.add(List.of(text(item.get("id")), text(item.get("owner")), text(item.get("author")),
+              text(item.get("sourceServerLogin")), text(item.get("type")), text(item.get("syncId")),
+              text(item.get("reason")), time(item.get("receivedAtMs")), text(item.get("detail"))));
+        }
+        out.print(table(List.of("ID", "OWNER", "AUTHOR", "FROM", "TYPE", "SYNC ID", "REASON", "RECEIVED", "DETAIL"),
+            rows));
+        JsonNode next = body.get("nextAfterId");
+        out.println(rows.size() + " quarantined item(s)" + (next == null || next.isNull() ? ""
+            : "; more may follow: --after " + next.asText()));
+      });
+    }
+  }
+
+  /** {@code admin invite}. */
+  @Command(name = "invite", mixinStandardHelpOptions = true,
+      description = {"Make a one-time invite code: with directory.registration \"invite\", a new user registers here",
+          "with it (client register --invite CODE). Only its hash is kept; it is shown once."})
+  static final class Invite implements Callable<Integer> {
+    @ParentCommand
+    AdminCommand admin;
+
+    @Option(names = "--expires-in-s", defaultValue = "604800", paramLabel = "S",
+        description = "valid for S seconds, 60 to 604800 (7 days, the default)")
+    long expiresInS;
+
+    @Override
+    public Integer call() {
+      return admin.call("POST", "/invites?expiresInS=" + expiresInS, (body, out) -> {
+        out.println(text(body.get("code")));
+        out.println("one use, valid until " + time(body.get("expiresAtMs")) + " (directory.registration here: "
+            + text(body.get("registration")) + ")");
       });
     }
   }

@@ -27,6 +27,7 @@ import picocli.CommandLine.Option;
         BenchCommand.HubThroughput.class,
         BenchCommand.HubPolls.class,
         BenchCommand.SlowReader.class,
+        BenchCommand.Spam.class,
         HelpCommand.class,
     })
 final class BenchCommand {
@@ -173,6 +174,17 @@ final class BenchCommand {
     @Override
     public Integer call() throws Exception {
       return SlowReaderBench.run(server, events, bytes, serverPid);
+    }
+  }
+
+  @Command(name = "spam", mixinStandardHelpOptions = true, description = SpamBench.DESCRIPTION)
+  static final class Spam implements Callable<Integer> {
+    @Mixin
+    SpamBench.Options options;
+
+    @Override
+    public Integer call() {
+      return SpamBench.run(options);
     }
   }
 

@@ -55,15 +55,18 @@ final class CatchUpBench {
       List<Map.Entry<String, String>> first = List.of(Map.entry("s1", c1.publicUrl()));
       List<ShineClient> sessions = new ArrayList<>();
       List<KeyFile> keys = new ArrayList<>();
-      ShineClient registrar1 = ShineClient.connect(admin, c1.publicUrl()).await();
-      ShineClient registrar2 = ShineClient.connect(admin, c2.publicUrl()).await();
-      for (int i = 0; i < clients; i++) {
-        KeyFile sender = KeyFile.generate("cs" + i);
-        KeyFile recipient = KeyFile.generate("cr" + i);
-        for (ShineClient registrar : List.of(registrar1, registrar2)) {
-          registrar.publishCard("cs" + i, sender, both, 1).await();
-          registrar.publishCard("cr" + i, recipient, first, 1).await();
+      List<KeyFile> senders = new ArrayList<>();
+      try (Registrar registrar = new Registrar(admin)) {
+        for (int i = 0; i < clients; i++) {
+          senders.add(KeyFile.generate("cs" + i));
+          registrar.publish("cs" + i, senders.get(i), both).await();
+          registrar.publish("cr" + i, KeyFile.generate("cr" + i), first).await();
         }
+        // s2 stores pairs to the recipients only once it has their cards: s1 relays them to its peer
+        registrar.awaitKnown(List.of(c2.publicUrl()), 60_000);
+      }
+      for (int i = 0; i < clients; i++) {
+        KeyFile sender = senders.get(i);
         ShineClient session = ShineClient.connect(admin, c1.publicUrl()).await();
         session.login("cs" + i, sender).await();
         sessions.add(session);

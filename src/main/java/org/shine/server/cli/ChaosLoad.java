@@ -38,6 +38,8 @@ import org.shine.server.dm.KeyFile;
 final class ChaosLoad {
   /** The longest a load waits for the script to say its faults are over. */
   private static final long FAULTS_WAIT_S = 900;
+  /** How long the servers get to relay the cards they took to the others. */
+  private static final long CARDS_SPREAD_MS = 60_000;
   private static final Set<Integer> FINAL_REFUSALS = Set.of(400, 403, 404, 409, 413, 421);
   private static final long RESEND_DELAY_MS = 300;
   private static final int PAGE = 200;
@@ -158,21 +160,19 @@ final class ChaosLoad {
         .map(s -> Map.entry(s.login(), s.routeUrl())).toList();
     List<Map.Entry<String, String>> recipientRoutes = recipientServers.stream()
         .map(s -> Map.entry(s.login(), s.routeUrl())).toList();
-    List<ShineClient> admins = new ArrayList<>();
-    for (Server server : concat(senderServers, recipientServers)) {
-      admins.add(ShineClient.connect(vertx, server.nodes().get(0)).await());
-    }
-    for (int i = 0; i < settings.users(); i++) {
-      User user = new User("c" + settings.tag() + "-s" + i, "c" + settings.tag() + "-r" + i);
-      List<Future<?>> cards = new ArrayList<>();
-      for (ShineClient admin : admins) {
-        cards.add(admin.publishCard(user.sender, user.senderKey, senderRoutes, 1));
-        cards.add(admin.publishCard(user.recipient, user.recipientKey, recipientRoutes, 1));
+    // each card on the servers it names (their first nodes), then relayed to the others (PROTOCOL §13 admission)
+    List<String> senderNodes = senderServers.stream().map(s -> s.nodes().get(0)).toList();
+    List<String> recipientNodes = recipientServers.stream().map(s -> s.nodes().get(0)).toList();
+    try (Registrar registrar = new Registrar(vertx)) {
+      for (int i = 0; i < settings.users(); i++) {
+        User user = new User("c" + settings.tag() + "-s" + i, "c" + settings.tag() + "-r" + i);
+        Future.all(registrar.publish(user.sender, user.senderKey, senderRoutes, senderNodes),
+            registrar.publish(user.recipient, user.recipientKey, recipientRoutes, recipientNodes)).await();
+        users.add(user);
       }
-      Future.all(cards).await();
-      users.add(user);
+      registrar.awaitKnown(concat(senderServers, recipientServers).stream().map(s -> s.nodes().get(0)).distinct()
+          .toList(), CARDS_SPREAD_MS);
     }
-    admins.forEach(ShineClient::close);
     List<Future<?>> logins = new ArrayList<>();
     for (int i = 0; i < users.size(); i++) {
       User user = users.get(i);

@@ -2,6 +2,7 @@ package org.shine.server.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -11,9 +12,11 @@ import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.shine.server.client.ContainerVerifier;
 import org.shine.server.client.MessageBody;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClientException;
+import org.shine.server.client.Verdict;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -22,7 +25,9 @@ import picocli.CommandLine.Option;
  * arrive; each line typed is sent, and each message of the user carries the seed's §8 indicator, kept current from
  * the send's answer, {@code DmDeliveryStateChanged} and {@code DmReadReceipt}. Messages of the peer that are shown
  * get a read receipt. After a lost connection it reconnects, sends again (the same signed bytes) what had no answer,
- * and catches up from history.
+ * and catches up from history. Every container received is verified against its author's card first (PROTOCOL §13):
+ * one that does not verify is shown once as "not verified" with the reason, never as text, gets no read receipt and
+ * changes no tick.
  */
 @Command(name = "chat", mixinStandardHelpOptions = true,
     description = {"Chat with one user: history, new messages as they arrive, and a tick on each of yours:",
@@ -55,9 +60,12 @@ final class ChatCommand extends ClientCommand.UserCommand {
   /** The peer's messages on screen, with the revision shown: a later revision (an edit) is shown again. */
   private final Map<String, Long> shown = bounded();
   private final Map<String, Boolean> receipted = bounded();
+  /** Containers shown as not verified (by messageKey and revision, or receipt), each shown once. */
+  private final Map<String, Boolean> flagged = bounded();
   private final Map<String, ShineClient.SignedPair> unanswered = new LinkedHashMap<>();
   private ChatScreen screen;
   private LiveSession session;
+  private ContainerVerifier verifier;
   private ClientSupport.Identity user;
 
   ChatCommand(CliContext context) {
@@ -90,6 +98,7 @@ final class ChatCommand extends ClientCommand.UserCommand {
     screen = new ChatScreen(context.out(), terminal, context.terminal() && !forceTerminal, rows());
     session = new LiveSession(vertx, options.server, user, notice -> offer(() -> screen.print("-- " + notice)),
         true, event -> offer(() -> onEvent(event)), () -> offer(this::caughtUp)).open();
+    verifier = ClientSupport.verifier(vertx, user.login(), session::client);
     requireUser(session.client(), peer);
     screen.print("-- chat with " + peer + " as " + user.login() + " on " + options.server
         + " (Enter sends, /quit or Ctrl-D leaves)");
@@ -161,13 +170,17 @@ final class ChatCommand extends ClientCommand.UserCommand {
     List<JsonNode> entries = new ArrayList<>();
     page.path("messages").forEach(entries::add);
     Collections.reverse(entries);
-    entries.forEach(this::showEntry);
+    List<Verdict> verdicts = ClientSupport.await(Future.all(entries.stream().map(verifier::historyEntry).toList())
+        .map(all -> all.<Verdict>list()));
+    for (int i = 0; i < entries.size(); i++) {
+      showEntry(entries.get(i), verdicts.get(i));
+    }
   }
 
   /** A history entry: new ones are printed, known ones of the user get their tick updated. */
-  private void showEntry(JsonNode entry) {
-    MessageView view = MessageView.of(entry.path("blobB64").asText());
-    if (view == null) {
+  private void showEntry(JsonNode entry, Verdict verdict) {
+    MessageView view = MessageView.of(entry.path("blobB64").asText(), verdict);
+    if (view == null || flag(view, entry.path("messageKey").asText())) {
       return;
     }
     boolean deleted = entry.path("deleted").asBoolean();
@@ -192,8 +205,22 @@ final class ChatCommand extends ClientCommand.UserCommand {
     Long before = shown.get(view.baseKey());
     if (before == null || view.revision() > before) {
       shown.put(view.baseKey(), view.revision());
-      screen.print(view.chatLine(deleted));
+      screen.print(view.chatLine(deleted, screen.terminal()));
     }
+  }
+
+  /**
+   * True when {@code view} did not verify: it is printed once with its mark (by {@code key} and revision) and takes
+   * no further part (no tick, no receipt, no place among the verified messages of the same key).
+   */
+  private boolean flag(MessageView view, String key) {
+    if (view.verified()) {
+      return false;
+    }
+    if (flagged.putIfAbsent(key + "|r" + view.revision(), true) == null) {
+      screen.print(view.chatLine(false, screen.terminal()));
+    }
+    return true;
   }
 
   private void send(String text) {
@@ -208,7 +235,7 @@ final class ChatCommand extends ClientCommand.UserCommand {
     ShineClient.SignedPair pair = ShineClient.signPair(user.login(), user.key(), peer, System.currentTimeMillis(),
         ShineClient.randomNonce(), 0, MessageBody.encode(text));
     MessageView view = new MessageView(pair.outgoing().baseKey(), user.login(), peer, pair.outgoing().createdAtMs(),
-        0, text);
+        0, text, Verdict.VERIFIED);
     // on a terminal the line shows at once and its tick changes in place; piped, it is printed with the answer
     int line = screen.terminal() ? screen.print(ownLine(view, Tick.SENDING)) : -1;
     mine.put(view.baseKey(), new Mine(line, view, Tick.SENDING));
@@ -238,24 +265,35 @@ final class ChatCommand extends ClientCommand.UserCommand {
 
   private void onEvent(JsonNode event) {
     JsonNode payload = event.path("payload");
+    Verdict verdict = ClientSupport.await(verifier.event(event));
     switch (event.path("op").asText()) {
       case "IncomingDirectMessage" -> {
-        MessageView view = MessageView.of(payload.path("blobB64").asText());
-        if (view != null && view.from().equals(peer) && view.to().equals(user.login())) {
+        MessageView view = MessageView.of(payload.path("blobB64").asText(), verdict);
+        if (view != null && view.from().equals(peer) && !flag(view, payload.path("messageKey").asText())
+            && view.to().equals(user.login())) {
           showPeers(view, false);
           sendReceipt(view.baseKey());
         }
       }
       case "OutgoingDirectMessage" -> {
-        MessageView view = MessageView.of(payload.path("blobB64").asText());
-        if (view != null && view.to().equals(peer) && !mine.containsKey(view.baseKey())) {
+        MessageView view = MessageView.of(payload.path("blobB64").asText(), verdict);
+        if (view != null && view.to().equals(peer) && !flag(view, payload.path("messageKey").asText())
+            && !mine.containsKey(view.baseKey())) {
           Tick tick = Tick.of(payload.path("deliveryState").asText(), false);
           mine.put(view.baseKey(), new Mine(screen.print(ownLine(view, tick)), view, tick));
         }
       }
       case "DmDeliveryStateChanged" -> update(payload.path("baseKey").asText(),
           Tick.of(payload.path("deliveryState").asText(), false));
-      case "DmReadReceipt" -> update(payload.path("baseKey").asText(), Tick.READ);
+      case "DmReadReceipt" -> {
+        if (verdict.trusted()) {
+          update(payload.path("baseKey").asText(), Tick.READ);
+        } else if (mine.containsKey(payload.path("baseKey").asText())
+            && flagged.putIfAbsent("receipt|" + payload.path("baseKey").asText(), true) == null) {
+          screen.print("-- " + MessageView.notVerified(verdict.reason(), screen.terminal()) + " a read receipt for "
+              + payload.path("baseKey").asText());
+        }
+      }
       default -> {
       }
     }
@@ -297,7 +335,7 @@ final class ChatCommand extends ClientCommand.UserCommand {
   }
 
   private String ownLine(MessageView view, Tick tick) {
-    return view.chatLine(false) + "  " + tick.render(screen.terminal());
+    return view.chatLine(false, screen.terminal()) + "  " + tick.render(screen.terminal());
   }
 
   private int rows() {

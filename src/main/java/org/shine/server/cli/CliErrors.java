@@ -66,7 +66,7 @@ final class CliErrors {
   /** An error answer of a server (status 0: the connection closed before the answer). */
   static CliFailure fromServer(ShineClientException answer) {
     String text = answer.status() == 0 ? "the connection to the server was lost before it answered"
-        : "the server answered " + answer.status() + " " + answer.code() + messageOf(answer);
+        : "the server answered " + answer.status() + " " + answer.code() + messageOf(answer) + hint(answer.code());
     int code = switch (answer.status()) {
       case 0 -> CliFailure.UNREACHABLE;
       case 401, 421 -> CliFailure.LOGIN_REFUSED;
@@ -74,6 +74,16 @@ final class CliErrors {
       default -> CliFailure.FAILED;
     };
     return new CliFailure(code, text);
+  }
+
+  /** What to do about a refusal whose cure is not in the message itself. */
+  private static String hint(String code) {
+    return switch (code) {
+      case "ROUTE_NAME" -> " (that server is not a configured peer of this one: it must be named after its URL's"
+          + " host, or this server's operator lists it in peers)";
+      case "ROUTE_NOT_ALLOWED" -> " (the server's egress policy does not let it dial that address)";
+      default -> "";
+    };
   }
 
   /** A throwable's message, or its class name when it has none (no "error: null"). */

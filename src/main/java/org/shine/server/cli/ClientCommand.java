@@ -10,13 +10,18 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.shine.server.client.ContainerVerifier;
 import org.shine.server.client.MessageBody;
 import org.shine.server.client.Resender;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.client.ShineClientException;
+import org.shine.server.client.Verdict;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKeys;
 import org.shine.server.util.Json;
@@ -124,6 +129,11 @@ final class ClientCommand {
     @Option(names = "--version", paramLabel = "N", description = "the card's version (default: the stored one + 1)")
     Long version;
 
+    @Option(names = "--invite", paramLabel = "CODE", description = {"an invite code of a server that wants one for a"
+        + " new user (directory.registration \"invite\"; its operator makes it with admin invite); give one per"
+        + " --server, in the same order"})
+    List<String> invites = new ArrayList<>();
+
     @Option(names = "--json", description = "the servers' answers as JSON lines")
     boolean json;
 
@@ -138,6 +148,9 @@ final class ClientCommand {
       if (servers.size() > 2) {
         throw CliFailure.usage("register takes one or two --server URLs");
       }
+      if (invites.size() > servers.size()) {
+        throw CliFailure.usage("register takes at most one --invite per --server");
+      }
       ClientSupport.Identity user = ClientSupport.identity(keyFile, login);
       Vertx vertx = Vertx.vertx();
       try {
@@ -151,7 +164,7 @@ final class ClientCommand {
         long cardVersion = version != null ? version : nextVersion(clients.get(0), user.login());
         for (int i = 0; i < clients.size(); i++) {
           JsonNode answer = ClientSupport.await(clients.get(i).publishCard(user.login(), user.key(), routes,
-              cardVersion));
+              cardVersion, i < invites.size() ? invites.get(i) : null));
           context.out().println(json ? answer.toString() : "registered " + user.login() + " on "
               + routes.get(i).getKey() + " (" + routes.get(i).getValue() + "), card version " + cardVersion);
         }
@@ -199,7 +212,8 @@ final class ClientCommand {
   }
 
   @Command(name = "history", mixinStandardHelpOptions = true,
-      description = "The conversation with a peer, oldest first, with the tick of each message sent.")
+      description = {"The conversation with a peer, oldest first, with the tick of each message sent.",
+          "A message whose signature does not verify with its author's card shows as [! not verified: why]."})
   static final class History extends UserCommand {
     @Option(names = "--peer", required = true, paramLabel = "LOGIN", description = "the other user")
     String peer;
@@ -214,15 +228,19 @@ final class ClientCommand {
     @Override
     int run(Vertx vertx, ClientSupport.Identity user) {
       ShineClient client = session(vertx, user);
+      ContainerVerifier verifier = ClientSupport.verifier(vertx, user.login(), () -> client);
       JsonNode page = ClientSupport.await(client.request("GetDirectMessages",
           ShineClient.object().put("peer", peer).put("limit", limit)));
       List<JsonNode> messages = new ArrayList<>();
       page.path("messages").forEach(messages::add);
       Collections.reverse(messages);
-      for (JsonNode message : messages) {
-        ObjectNode withText = message.deepCopy();
-        withText.put("text", MessageView.textOf(message.path("blobB64").asText()));
-        print(withText, MessageView.historyLine(message, context.terminal()));
+      List<Verdict> verdicts = ClientSupport.await(Future.all(messages.stream().map(verifier::historyEntry).toList())
+          .map(all -> all.<Verdict>list()));
+      for (int i = 0; i < messages.size(); i++) {
+        JsonNode message = messages.get(i);
+        ObjectNode annotated = message.deepCopy();
+        MessageView.annotate(annotated, message.path("blobB64").asText(null), verdicts.get(i));
+        print(annotated, MessageView.historyLine(message, verdicts.get(i), context.terminal()));
       }
       return 0;
     }
@@ -230,8 +248,11 @@ final class ClientCommand {
 
   @Command(name = "listen", mixinStandardHelpOptions = true,
       description = {"Print the user's events as they arrive until Ctrl-C. When the server goes away it says",
-          "\"connection lost\" on stderr and reconnects (or, with --no-reconnect, exits with code 3)."})
+          "\"connection lost\" on stderr and reconnects (or, with --no-reconnect, exits with code 3).",
+          "A message whose signature does not verify with its author's card shows as [! not verified: why]."})
   static final class Listen extends UserCommand {
+    /** Events received and not yet printed. */
+    private static final int QUEUE = 10_000;
     @Option(names = "--no-reconnect", description = "exit (code 3) when the connection is lost")
     boolean noReconnect;
 
@@ -241,28 +262,40 @@ final class ClientCommand {
 
     @Override
     int run(Vertx vertx, ClientSupport.Identity user) {
+      // events are verified and printed in arrival order on this thread, never on the connection's event loop
+      BlockingQueue<JsonNode> events = new ArrayBlockingQueue<>(QUEUE);
       LiveSession session = new LiveSession(vertx, options.server, user, context.err()::println, !noReconnect,
-          this::show, () -> { }).open();
+          event -> {
+            if (!events.offer(event)) {
+              context.err().println("listen: too many events at once, one was dropped (history has it)");
+            }
+          }, () -> { }).open();
+      ContainerVerifier verifier = ClientSupport.verifier(vertx, user.login(), session::client);
       context.err().println("listening as " + user.login() + " on " + options.server + " (Ctrl-C to stop)");
       try {
         while (!context.isStopped()) {
           if (session.ended().failed()) {
             throw CliErrors.classify(session.ended().cause());
           }
-          context.awaitStop(200);
+          JsonNode event = events.poll(200, TimeUnit.MILLISECONDS);
+          if (event != null) {
+            show(event, ClientSupport.await(verifier.event(event)));
+          }
         }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
       } finally {
         session.close();
       }
       return 0;
     }
 
-    private void show(JsonNode event) {
+    private void show(JsonNode event, Verdict verdict) {
       JsonNode payload = event.path("payload");
-      if (payload.has("blobB64")) {
-        ((ObjectNode) payload).put("text", MessageView.textOf(payload.get("blobB64").asText()));
+      if (payload.isObject()) {
+        MessageView.annotate((ObjectNode) payload, payload.path("blobB64").asText(null), verdict);
       }
-      print(event, EventText.describe(event, context.terminal()));
+      print(event, EventText.describe(event, verdict, context.terminal()));
     }
   }
 
@@ -375,8 +408,7 @@ final class ClientCommand {
 
       @Override
       int run(Vertx vertx, ClientSupport.Identity user) {
-        JsonNode settings = ClientSupport.await(session(vertx, user).request("GetUserSettings",
-            ShineClient.object())).path("settings");
+        JsonNode settings = ClientSupport.await(session(vertx, user).allSettings());
         if (key != null) {
           if (!settings.has(key)) {
             throw new CliFailure(CliFailure.NOT_FOUND, "no setting " + key);

@@ -6,8 +6,11 @@ import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+import org.shine.server.client.ContainerVerifier;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.dm.DmKeys;
@@ -106,6 +109,19 @@ final class ClientSupport {
     } catch (TimeoutException e) {
       throw new CliFailure(CliFailure.UNREACHABLE, "no answer from the server within " + ANSWER_TIMEOUT_S + " s");
     }
+  }
+
+  /**
+   * The check of what {@code me} receives (PROTOCOL §13): authors' cards read with {@code GetUserCard} on the
+   * connection {@code connection} gives at the time (a live session's changes when it reconnects), signatures checked
+   * on worker threads.
+   */
+  static ContainerVerifier verifier(Vertx vertx, String me, Supplier<ShineClient> connection) {
+    return ContainerVerifier.onWorkers(vertx, me, login -> connection.get()
+        .request("GetUserCard", ShineClient.object().put("login", login), ANSWER_TIMEOUT_S * 1000)
+        .map(answer -> Optional.of(answer.path("card")))
+        .recover(failure -> failure instanceof ShineClientException refused && refused.status() == 404
+            ? Future.succeededFuture(Optional.empty()) : Future.failedFuture(failure)));
   }
 
   /** A baseKey, or the messageKey of one of its copies, split into its parts. */

@@ -97,11 +97,12 @@ final class HubBench {
       List<String> logins = new ArrayList<>();
       List<String> tokens = new ArrayList<>();
       AtomicLong registered = new AtomicLong();
-      try (Progress progress = Progress.start("hub-polls: users registered", context, polls, registered::get)) {
+      try (Progress progress = Progress.start("hub-polls: users registered", context, polls, registered::get);
+          Registrar registrar = new Registrar(vertx)) {
         for (int i = 0; i < polls; i++) {
           String login = "pr" + tag + "-" + i;
           KeyFile key = KeyFile.generate(login);
-          admin.publishCard(login, key, routes, 1).await();
+          registrar.publish(login, key, routes).await();
           tokens.add(token(client, http, login, key, serverLogin));
           logins.add(login);
           registered.incrementAndGet();

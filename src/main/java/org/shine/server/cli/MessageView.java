@@ -1,25 +1,33 @@
 package org.shine.server.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
 import java.util.Base64;
 import java.util.Locale;
 import org.shine.server.client.MessageBody;
+import org.shine.server.client.Verdict;
 import org.shine.server.dm.DmCodec;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmFormatException;
 
-/** One message as the command line shows it: who wrote to whom, when, its text (PROTOCOL §3 v2 or raw). */
-record MessageView(String baseKey, String from, String to, long createdAtMs, long revision, String text) {
+/**
+ * One message as the command line shows it: who wrote to whom, when, its text (PROTOCOL §3 v2 or raw) — or, when its
+ * container does not verify against the author's card (PROTOCOL §13), a red "not verified" mark in place of the text,
+ * never the text itself.
+ */
+record MessageView(String baseKey, String from, String to, long createdAtMs, long revision, String text,
+    Verdict verdict) {
+  private static final String RED = "\u001b[31m";
   private static final DateTimeFormatter DAY_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss", Locale.ROOT)
       .withZone(ZoneId.systemDefault());
   private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss", Locale.ROOT)
       .withZone(ZoneId.systemDefault());
 
-  /** The view of a container in base64, or null when it does not parse. */
-  static MessageView of(String blobB64) {
+  /** The view of a container in base64 with what its check found, or null when it does not parse. */
+  static MessageView of(String blobB64, Verdict verdict) {
     DmContainer container;
     try {
       container = DmCodec.parse(Base64.getDecoder().decode(blobB64));
@@ -27,44 +35,81 @@ record MessageView(String baseKey, String from, String to, long createdAtMs, lon
       return null;
     }
     return new MessageView(container.baseKey(), container.from(), container.to(), container.createdAtMs(),
-        container.revision(), MessageBody.text(container.body()));
+        container.revision(), MessageBody.text(container.body()), verdict);
   }
 
-  /** The text of a container in base64, or a marker when it does not parse. */
+  /** The text of a container in base64, or a marker when it does not parse (for scripts and tests). */
   static String textOf(String blobB64) {
-    MessageView view = of(blobB64);
+    MessageView view = of(blobB64, Verdict.VERIFIED);
     return view == null ? "(unreadable container)" : view.text();
   }
 
-  /** One history line: time, direction, the tick of a sent message, the text, marks, the key. */
-  static String historyLine(JsonNode entry, boolean terminal) {
-    MessageView view = of(entry.path("blobB64").asText());
+  /** True when the text may be shown as the author's. */
+  boolean verified() {
+    return verdict.trusted();
+  }
+
+  /** The text as shown: the author's words when verified, else the mark saying why not. */
+  String shown(boolean terminal) {
+    return verified() ? text : notVerified(verdict.reason(), terminal);
+  }
+
+  /** {@code [! not verified: reason]}, red on a terminal. */
+  static String notVerified(String reason, boolean terminal) {
+    String mark = "[! not verified: " + reason + "]";
+    return terminal ? RED + mark + Tick.RESET : mark;
+  }
+
+  /**
+   * Adds to a JSON line what a script needs: {@code "verified"} and the {@code "text"} of a verified container, or
+   * {@code "verified": false} and {@code "verifyFailure"} (the reason) and no text.
+   */
+  static void annotate(ObjectNode json, String blobB64, Verdict verdict) {
+    if (verdict.outcome() == Verdict.Outcome.NO_CONTAINER) {
+      return;
+    }
+    json.put("verified", verdict.outcome() == Verdict.Outcome.VERIFIED);
+    if (verdict.outcome() == Verdict.Outcome.VERIFIED) {
+      if (blobB64 != null) {
+        json.put("text", textOf(blobB64));
+      }
+    } else {
+      json.put("verifyFailure", verdict.reason());
+    }
+  }
+
+  /** One history line: time, direction, the tick of a sent message, the text (or its mark), marks, the key. */
+  static String historyLine(JsonNode entry, Verdict verdict, boolean terminal) {
+    MessageView view = of(entry.path("blobB64").asText(), verdict);
     if (view == null) {
-      return "?  (unreadable container)  " + entry.path("baseKey").asText();
+      return "?  " + notVerified("unreadable container", terminal) + "  " + entry.path("baseKey").asText();
     }
     boolean outgoing = entry.path("direction").asText().equals("outgoing");
-    String tick = outgoing ? Tick.of(entry.path("deliveryState").asText(null), entry.path("read").asBoolean())
-        .render(terminal) + "  " : "";
+    String tick = outgoing && view.verified() ? Tick.of(entry.path("deliveryState").asText(null),
+        entry.path("read").asBoolean()).render(terminal) + "  " : "";
     return DAY_TIME.format(Instant.ofEpochMilli(view.createdAtMs())) + "  " + view.from() + " → " + view.to() + "  "
-        + tick + view.text() + marks(view.revision(), entry.path("deleted").asBoolean()) + "  (" + view.baseKey() + ")";
+        + tick + view.shown(terminal) + view.marks(entry.path("deleted").asBoolean()) + "  (" + view.baseKey() + ")";
   }
 
-  /** A chat line: time, author, text, marks; the tick of an own message is appended by the caller. */
-  String chatLine(boolean deleted) {
-    return TIME.format(Instant.ofEpochMilli(createdAtMs)) + " " + from + ": " + text + marks(revision, deleted);
+  /** A chat line: time, author, text (or its mark), marks; the tick of an own message is appended by the caller. */
+  String chatLine(boolean deleted, boolean terminal) {
+    return TIME.format(Instant.ofEpochMilli(createdAtMs)) + " " + from + ": " + shown(terminal) + marks(deleted);
   }
 
-  /** An event line: time, author → recipient, text, marks. */
-  String line() {
-    return TIME.format(Instant.ofEpochMilli(createdAtMs)) + " " + from + " → " + to + ": " + text + marks(revision,
-        false);
+  /** An event line: time, author → recipient, text (or its mark), marks. */
+  String line(boolean terminal) {
+    return TIME.format(Instant.ofEpochMilli(createdAtMs)) + " " + from + " → " + to + ": " + shown(terminal)
+        + marks(false);
   }
 
   static String time(long epochMs) {
     return TIME.format(Instant.ofEpochMilli(epochMs));
   }
 
-  private static String marks(long revision, boolean deleted) {
+  private String marks(boolean deleted) {
+    if (!verified()) {
+      return "";
+    }
     return (revision > 0 ? " (edited)" : "") + (deleted ? " (deleted)" : "");
   }
 }

@@ -119,6 +119,8 @@ final class SendBench {
   /** A server's default per-user write rate (limits.sendsPerUserPerS): no sender can be accepted faster. */
   private static final int SENDS_PER_USER_PER_S = 200;
   private static final long ANSWER_WAIT_S = 60;
+  /** How long the servers get to relay the cards they took to the others. */
+  private static final long CARDS_SPREAD_MS = 60_000;
 
   private SendBench() {
   }
@@ -252,9 +254,9 @@ final class SendBench {
   }
 
   /**
-   * Registers one sender and one recipient per connection index, publishing both cards on every server involved
-   * so each can verify and route at once; logs the senders in on {@code --server} and, when online, the
-   * recipients on their session server.
+   * Registers one sender and one recipient per connection index, each card on the servers it names, and waits until
+   * every server involved has both (by relay) so each can verify and route at once; logs the senders in on
+   * {@code --server} and, when online, the recipients on their session server.
    */
   private static Setup prepare(Vertx vertx, Settings settings) {
     List<String> urls = new ArrayList<>(List.of(settings.url()));
@@ -288,17 +290,22 @@ final class SendBench {
         settings.clients(), names(senderRoutes), settings.clients(), names(recipientRoutes));
     List<Sender> senders = new ArrayList<>();
     List<ShineClient> recipients = new ArrayList<>();
-    for (int i = 0; i < settings.clients(); i++) {
-      String from = "b" + settings.tag() + "-s" + i;
-      String to = "b" + settings.tag() + "-r" + i;
-      KeyFile fromKey = KeyFile.generate(from);
-      KeyFile toKey = KeyFile.generate(to);
-      List<Future<?>> cards = new ArrayList<>();
-      for (ShineClient admin : admins) {
-        cards.add(admin.publishCard(from, fromKey, senderRoutes, 1));
-        cards.add(admin.publishCard(to, toKey, recipientRoutes, 1));
+    List<KeyFile> fromKeys = new ArrayList<>();
+    List<KeyFile> toKeys = new ArrayList<>();
+    try (Registrar registrar = new Registrar(vertx)) {
+      for (int i = 0; i < settings.clients(); i++) {
+        fromKeys.add(KeyFile.generate("b" + settings.tag() + "-s" + i));
+        toKeys.add(KeyFile.generate("b" + settings.tag() + "-r" + i));
+        Future.all(registrar.publish(fromKeys.get(i).login().orElseThrow(), fromKeys.get(i), senderRoutes),
+            registrar.publish(toKeys.get(i).login().orElseThrow(), toKeys.get(i), recipientRoutes)).await();
       }
-      Future.all(cards).await();
+      registrar.awaitKnown(List.copyOf(servers.values()), CARDS_SPREAD_MS);
+    }
+    for (int i = 0; i < settings.clients(); i++) {
+      String from = fromKeys.get(i).login().orElseThrow();
+      String to = toKeys.get(i).login().orElseThrow();
+      KeyFile fromKey = fromKeys.get(i);
+      KeyFile toKey = toKeys.get(i);
       ShineClient sender = ShineClient.connect(vertx, settings.url(), settings.offerCompression()).await();
       sender.login(from, fromKey).await();
       String url = settings.url();

@@ -102,6 +102,8 @@ public final class SoakCommand implements Callable<Integer> {
   String javaOpts;
 
   private static final long PROGRESS_MS = 10_000;
+  /** How long the servers get to relay the cards they took to the others. */
+  private static final long CARDS_SPREAD_MS = 60_000;
   private static final long HEAP_SAMPLE_EVERY_MS = 60_000;
   private static final int MAX_IN_FLIGHT = 200;
   private static final int RECENT = 4096;
@@ -293,7 +295,10 @@ public final class SoakCommand implements Callable<Integer> {
     }
   }
 
-  /** Cards for every user on every server; sessions for senders on s1/s2 and recipients on s3/s4, alternating. */
+  /**
+   * Cards for every user on the servers they name, relayed to the others; sessions for senders on s1/s2 and
+   * recipients on s3/s4, alternating.
+   */
   private void prepare() {
     String tag = Long.toString(System.currentTimeMillis() % 1_000_000, 36);
     List<Map.Entry<String, String>> names = new ArrayList<>();
@@ -307,15 +312,19 @@ public final class SoakCommand implements Callable<Integer> {
     List<Map.Entry<String, String>> recipientRoutes = names.subList(2, 4);
     System.out.printf(Locale.ROOT, "registering %d senders (routes %s) and %d recipients (routes %s)%n",
         settings.users(), senderRoutes, settings.users(), recipientRoutes);
-    for (int i = 0; i < settings.users(); i++) {
-      UserPair pair = new UserPair(i, "k" + tag + "-a" + i, KeyFile.generate("k" + tag + "-a" + i),
-          "k" + tag + "-b" + i, KeyFile.generate("k" + tag + "-b" + i));
-      List<Future<?>> cards = new ArrayList<>();
-      for (ShineClient admin : admins) {
-        cards.add(admin.publishCard(pair.sender, pair.senderKey, senderRoutes, 1));
-        cards.add(admin.publishCard(pair.recipient, pair.recipientKey, recipientRoutes, 1));
+    List<UserPair> registered = new ArrayList<>();
+    try (Registrar registrar = new Registrar(vertx)) {
+      for (int i = 0; i < settings.users(); i++) {
+        UserPair pair = new UserPair(i, "k" + tag + "-a" + i, KeyFile.generate("k" + tag + "-a" + i),
+            "k" + tag + "-b" + i, KeyFile.generate("k" + tag + "-b" + i));
+        Future.all(registrar.publish(pair.sender, pair.senderKey, senderRoutes),
+            registrar.publish(pair.recipient, pair.recipientKey, recipientRoutes)).await();
+        registered.add(pair);
       }
-      Future.all(cards).await();
+      registrar.awaitKnown(names.stream().map(Map.Entry::getValue).toList(), CARDS_SPREAD_MS);
+    }
+    for (UserPair pair : registered) {
+      int i = pair.index;
       String senderUrl = settings.url(i % 2);
       String recipientUrl = settings.url(2 + i % 2);
       pair.senderSession = new Resender(vertx, null, () -> login(senderUrl, pair.sender, pair.senderKey, null),

@@ -36,6 +36,8 @@ public final class ShineClient {
   public static final String TIMEOUT = "TIMEOUT";
   /** The error code of a request whose connection closed before its answer (status 0). */
   public static final String CONNECTION_CLOSED = "CONNECTION_CLOSED";
+  /** The most GetUserSettings pages {@link #allSettings()} reads. */
+  public static final int MAX_SETTINGS_PAGES = 1_000;
   private static final SecureRandom RANDOM = new SecureRandom();
   private final Vertx vertx;
   private final WebSocketClient wsClient;
@@ -48,12 +50,12 @@ public final class ShineClient {
   private volatile boolean closed;
   private final String url;
 
-  private ShineClient(Vertx vertx, String url, boolean offerCompression) {
+  private ShineClient(Vertx vertx, String url, boolean offerCompression, String localAddress) {
     this.vertx = vertx;
     this.url = url;
     this.wsClient = vertx.createWebSocketClient(new WebSocketClientOptions()
         .setMaxFrameSize(4 << 20).setMaxMessageSize(4 << 20)
-        .setTryUsePerMessageCompression(offerCompression));
+        .setTryUsePerMessageCompression(offerCompression).setLocalAddress(localAddress));
   }
 
   /** Connects to a {@code ws://host:port/ws} URL. */
@@ -66,7 +68,18 @@ public final class ShineClient {
    * browsers and Node always do (whether the server took it: {@link #compressed()}).
    */
   public static Future<ShineClient> connect(Vertx vertx, String url, boolean offerCompression) {
-    ShineClient client = new ShineClient(vertx, url, offerCompression);
+    return connect(new ShineClient(vertx, url, offerCompression, null), url);
+  }
+
+  /**
+   * As {@link #connect(Vertx, String)} from the local address {@code localAddress} (e.g. another loopback address,
+   * for the per-address limits of PROTOCOL §11 and §13).
+   */
+  public static Future<ShineClient> connectFrom(Vertx vertx, String url, String localAddress) {
+    return connect(new ShineClient(vertx, url, false, localAddress), url);
+  }
+
+  private static Future<ShineClient> connect(ShineClient client, String url) {
     return client.wsClient.connect(WsUrls.connectOptions(url)).map(ws -> {
       client.socket = ws;
       ws.textMessageHandler(client::onFrame);
@@ -204,21 +217,58 @@ public final class ShineClient {
   /** Signs and publishes a card listing {@code routes} (serverLogin → url, in order). */
   public Future<JsonNode> publishCard(String login, KeyFile key, List<Map.Entry<String, String>> routes,
       long version) {
-    return request("PublishUserCard", object().set("card", signedCard(login, key, routes, version)));
+    return publishCard(login, key, routes, version, null);
+  }
+
+  /**
+   * As {@link #publishCard(String, KeyFile, List, long)}, with the invite code a server in
+   * {@code directory.registration} "invite" wants for a new login (null: none).
+   */
+  public Future<JsonNode> publishCard(String login, KeyFile key, List<Map.Entry<String, String>> routes,
+      long version, String inviteCode) {
+    ObjectNode payload = object();
+    payload.set("card", signedCard(login, key, routes, version));
+    if (inviteCode != null) {
+      payload.put("inviteCode", inviteCode);
+    }
+    return request("PublishUserCard", payload);
+  }
+
+  /**
+   * Every setting of the logged-in user (GetUserSettings page after page, PROTOCOL §13), in key order. Stops with a
+   * failure after {@link #MAX_SETTINGS_PAGES} pages, so a server that always answers {@code nextKey} cannot hold it.
+   */
+  public Future<ObjectNode> allSettings() {
+    return settingsFrom(null, object(), 0);
+  }
+
+  private Future<ObjectNode> settingsFrom(String afterKey, ObjectNode collected, int pages) {
+    if (pages >= MAX_SETTINGS_PAGES) {
+      return Future.failedFuture(new ShineClientException(0, "TOO_MANY_PAGES", "GetUserSettings answered more than "
+          + MAX_SETTINGS_PAGES + " pages"));
+    }
+    ObjectNode payload = object();
+    if (afterKey != null) {
+      payload.put("afterKey", afterKey);
+    }
+    return request("GetUserSettings", payload).compose(page -> {
+      page.path("settings").properties().forEach(e -> collected.set(e.getKey(), e.getValue()));
+      JsonNode next = page.get("nextKey");
+      return next != null && next.isTextual() && !next.asText().equals(afterKey)
+          ? settingsFrom(next.asText(), collected, pages + 1) : Future.succeededFuture(collected);
+    });
   }
 
   /** A signed card as JSON. */
   public static ObjectNode signedCard(String login, KeyFile key, List<Map.Entry<String, String>> routes,
       long version) {
-    StringBuilder text = new StringBuilder("SHiNE_CARD|").append(login).append('|').append(key.publicKeyB64())
-        .append('|').append(version);
     ObjectNode card = object().put("login", login).put("publicKeyB64", key.publicKeyB64());
     var servers = card.putArray("accessServers");
     for (Map.Entry<String, String> route : routes) {
-      text.append('|').append(route.getKey()).append('=').append(route.getValue());
       servers.addObject().put("serverLogin", route.getKey()).put("url", route.getValue());
     }
-    byte[] signature = Ed25519Signer.sign(key.privateKey(), text.toString().getBytes(StandardCharsets.UTF_8));
+    byte[] signature = Ed25519Signer.sign(key.privateKey(), CardKeys.signedText(login, key.publicKeyB64(), version,
+        routes).getBytes(StandardCharsets.UTF_8));
     card.put("version", version).put("signatureB64", Base64.getEncoder().encodeToString(signature));
     return card;
   }

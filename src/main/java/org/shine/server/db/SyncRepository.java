@@ -46,23 +46,25 @@ public final class SyncRepository {
           + " FROM unnest($2::int8[]) AS a(id)) a"
           + " WHERE o.ctid = a.tid AND NOT o.synced AND o.owner IN (" + SHARED_OWNERS + ")";
   /*
-   * A page walks each shared owner's unsynced items through the partial index sync_outbox_unsynced
-   * (owner, sync_id) and merges them by sync_id, so its cost follows the page size rather than the backlog;
-   * the blobs are joined to the chosen rows only.
+   * A page walks each shared owner's unsynced items after $4 through the partial index sync_outbox_unsynced
+   * (owner, sync_id) and merges them by sync_id, so its cost follows the page size rather than the backlog (or the
+   * items before $4 a puller could not store); the blobs are joined to the chosen rows only.
    */
-  private static final String DM_PAGE =
+  static final String DM_PAGE =
       "WITH page AS (SELECT o.sync_id, o.owner, o.item_type, o.item_key FROM user_access_servers_current r"
           + " CROSS JOIN LATERAL (SELECT x.sync_id, x.owner, x.item_type, x.item_key FROM sync_outbox x"
-          + " WHERE x.owner = r.login AND NOT x.synced AND x.item_type IN (1, 2, 3, 4) ORDER BY x.sync_id LIMIT $2) o"
+          + " WHERE x.owner = r.login AND NOT x.synced AND x.sync_id > $4 AND x.item_type IN (1, 2, 3, 4)"
+          + " ORDER BY x.sync_id LIMIT $2) o"
           + " WHERE r.server_login = $1" + SHARED_ROUTE + " ORDER BY o.sync_id LIMIT $2)"
           + " SELECT p.sync_id, p.owner, p.item_type, COALESCE(m.blob, s.blob) AS blob, m.pair_blob FROM page p"
           + " LEFT JOIN dm_message m ON p.item_type IN (1, 2) AND m.owner = p.owner AND m.base_key = p.item_key"
           + " LEFT JOIN dm_signal s ON p.item_type IN (3, 4) AND s.owner = p.owner AND s.signal_key = p.item_key"
           + " WHERE m.owner IS NOT NULL OR s.owner IS NOT NULL ORDER BY p.sync_id";
-  private static final String SETTINGS_PAGE =
+  static final String SETTINGS_PAGE =
       "WITH page AS (SELECT o.sync_id, o.owner, o.item_key FROM user_access_servers_current r"
           + " CROSS JOIN LATERAL (SELECT x.sync_id, x.owner, x.item_key FROM sync_outbox x"
-          + " WHERE x.owner = r.login AND NOT x.synced AND x.item_type = 5 ORDER BY x.sync_id LIMIT $2) o"
+          + " WHERE x.owner = r.login AND NOT x.synced AND x.sync_id > $4 AND x.item_type = 5"
+          + " ORDER BY x.sync_id LIMIT $2) o"
           + " WHERE r.server_login = $1" + SHARED_ROUTE + " ORDER BY o.sync_id LIMIT $2)"
           + " SELECT p.sync_id, p.owner, s.key, s.value_json, s.updated_at_ms FROM page p"
           + " JOIN user_setting s ON s.owner = p.owner AND s.key = p.item_key ORDER BY p.sync_id";
@@ -112,9 +114,12 @@ public final class SyncRepository {
   public record ForwardedPair(String owner, String baseKey, long revision) {
   }
 
-  /** The oldest unsynced DM items (pairs and incoming copies) of owners shared with {@code puller}. */
-  public Future<List<DmItem>> dmPage(String puller, int limit) {
-    return pool.preparedQuery(DM_PAGE).execute(Tuple.of(puller, limit, self)).map(rows -> {
+  /**
+   * The oldest unsynced DM items (pairs, incoming copies, receipts, tombstones) after {@code afterSyncId} of owners
+   * shared with {@code puller}.
+   */
+  public Future<List<DmItem>> dmPage(String puller, long afterSyncId, int limit) {
+    return pool.preparedQuery(DM_PAGE).execute(Tuple.of(puller, limit, self, afterSyncId)).map(rows -> {
       List<DmItem> items = new ArrayList<>(rows.size());
       for (Row row : rows) {
         Buffer pair = row.getBuffer("pair_blob");
@@ -125,9 +130,9 @@ public final class SyncRepository {
     });
   }
 
-  /** The oldest unsynced settings items of owners shared with {@code puller}. */
-  public Future<List<SettingItem>> settingsPage(String puller, int limit) {
-    return pool.preparedQuery(SETTINGS_PAGE).execute(Tuple.of(puller, limit, self)).map(rows -> {
+  /** The oldest unsynced settings items after {@code afterSyncId} of owners shared with {@code puller}. */
+  public Future<List<SettingItem>> settingsPage(String puller, long afterSyncId, int limit) {
+    return pool.preparedQuery(SETTINGS_PAGE).execute(Tuple.of(puller, limit, self, afterSyncId)).map(rows -> {
       List<SettingItem> items = new ArrayList<>(rows.size());
       for (Row row : rows) {
         items.add(new SettingItem(row.getLong("sync_id"), row.getString("owner"), row.getString("key"),

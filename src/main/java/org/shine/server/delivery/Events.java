@@ -106,8 +106,10 @@ final class Events {
   }
 
   private ObjectNode readReceipt(DmContainer receipt) {
+    // the signed receipt travels with the event, so that a client or the adapter can verify it (PROTOCOL §13)
     return frames.object().put("baseKey", receipt.ref()).put("readerLogin", receipt.from())
-        .put("readAtMs", receipt.createdAtMs());
+        .put("readAtMs", receipt.createdAtMs())
+        .put("receiptBlobB64", Base64.getEncoder().encodeToString(receipt.bytes()));
   }
 
   private HubEntry entry(String login, String op, String key, Supplier<ObjectNode> payload) {

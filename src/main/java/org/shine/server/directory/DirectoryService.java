@@ -11,11 +11,14 @@ import java.time.Clock;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.LinkedHashSet;
+import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import org.shine.server.bus.Addresses;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
+import org.shine.server.db.InviteRepository;
 import org.shine.server.db.ServerKeyRepository;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.egress.EgressPolicy;
@@ -49,6 +52,7 @@ public final class DirectoryService {
   private final PeerCalls peers;
   private final SignatureVerifier verifier;
   private final ServerKeyRepository servers;
+  private final InviteRepository invites;
   private final EgressPolicy egress;
 
   public DirectoryService(Vertx vertx, AppConfig config, Pool pool, ObjectMapper mapper, Clock clock,
@@ -56,6 +60,7 @@ public final class DirectoryService {
     this.vertx = Objects.requireNonNull(vertx);
     this.verifier = Objects.requireNonNull(verifier);
     this.servers = new ServerKeyRepository(pool);
+    this.invites = new InviteRepository(pool);
     this.egress = EgressPolicy.of(config);
     this.config = Objects.requireNonNull(config);
     this.peers = new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs());
@@ -68,9 +73,11 @@ public final class DirectoryService {
   /**
    * Verifies (on the worker pool) and stores a card; an identical re-publish is an unchanged success. A route must
    * keep each serverLogin at its one known URL (PROTOCOL §6a: this server's own, a configured peer's, or the URL
-   * of the first accepted card naming it), else 409 {@code ROUTE_CONFLICT}.
+   * of the first accepted card naming it), else 409 {@code ROUTE_CONFLICT}. A login new here must also pass
+   * {@code directory.registration} ({@link #admit}).
    */
-  public Future<PublishResult> publish(UserCard card) {
+  public Future<PublishResult> publish(PublishCardCommand command) {
+    UserCard card = command.card();
     byte[] publicKey = Base64.getDecoder().decode(card.publicKeyB64());
     byte[] signature = Base64.getDecoder().decode(card.signatureB64());
     try {
@@ -79,7 +86,7 @@ public final class DirectoryService {
       return Future.failedFuture(e);
     }
     return verifier.verify(SignatureOp.CARD, publicKey, card.signedBytes(), signature)
-        .compose(valid -> valid ? store(card, publicKey)
+        .compose(valid -> valid ? store(command, publicKey)
             : Future.failedFuture(ProtocolException.badRequest(ErrorCode.BAD_SIGNATURE,
                 "card signature does not verify with the card's public key")));
   }
@@ -106,22 +113,62 @@ public final class DirectoryService {
         throw ProtocolException.badRequest(ErrorCode.ROUTE_NAME, "route " + route.serverLogin() + " must be named"
             + " after its URL's host (" + WsUrls.host(route.url()) + "): only this server's configured peers may"
             + " go by other names");
-      } else if (refusesLiteral(route.url())) {
-        throw ProtocolException.badRequest(ErrorCode.ROUTE_NOT_ALLOWED, "route " + route.serverLogin()
-            + " names an address this server does not dial (egress policy)");
       }
     }
   }
 
-  /** A route whose host is an IP literal the egress policy refuses (PROTOCOL §13): it could never be dialed. */
-  private boolean refusesLiteral(String url) {
-    InetAddress literal = Cidr.literal(WsUrls.host(url));
-    return literal != null && !egress.allows(literal);
+  /**
+   * The first route whose host is an IP literal the egress policy refuses (PROTOCOL §13): it could never be dialed.
+   * A client's card, or any card of a login new here, with one is 400 {@code ROUTE_NOT_ALLOWED}; a card that a server
+   * session relays for a login known here keeps its other fields and that route stays unreachable (every dial is
+   * checked again), so a refused route of one server cannot freeze a user's card everywhere else.
+   */
+  private static Optional<UserCard.Route> refusedRoute(UserCard card, EgressPolicy egress) {
+    return card.accessServers().stream().filter(route -> {
+      InetAddress literal = Cidr.literal(WsUrls.host(route.url()));
+      return literal != null && !egress.allows(literal);
+    }).findFirst();
   }
 
   private static ProtocolException routeConflict(UserCard.Route route, String known) {
     return new ProtocolException(Status.CONFLICT, ErrorCode.ROUTE_CONFLICT, "server " + route.serverLogin()
         + " is at " + known + " here, not at " + route.url());
+  }
+
+  /**
+   * PROTOCOL §13 admission of a login new to this server, inside the card's transaction. {@code open}: any card.
+   * {@code served} and {@code invite}: a client may bring only a card that names this server, a server session
+   * only one that names it or this server (else 403 {@code NOT_ACCESS_SERVER}); with {@code invite}, a card that
+   * names this server (a user registering here, whoever brings it) also uses up one invite code (403
+   * {@code INVITE_REQUIRED} without one, {@code INVITE_INVALID} for a code unknown, used or expired). The code is used
+   * in the card's transaction, so a card refused later leaves it unused.
+   */
+  private Future<Void> admit(SqlConnection conn, PublishCardCommand command) {
+    AppConfig.Registration registration = config.directory().registration();
+    if (registration == AppConfig.Registration.OPEN) {
+      return Future.succeededFuture();
+    }
+    UserCard card = command.card();
+    boolean namesThisServer = card.servedBy(config.serverLogin());
+    CardPublisher publisher = command.publisher();
+    if (!namesThisServer && !(publisher.server() && card.servedBy(publisher.serverLogin()))) {
+      return Future.failedFuture(new ProtocolException(Status.FORBIDDEN, ErrorCode.NOT_ACCESS_SERVER,
+          card.login() + " is new to " + config.serverLogin() + ", and its card names neither this server"
+              + (publisher.server() ? " nor " + publisher.serverLogin() : "") + " (directory.registration "
+              + registration.name().toLowerCase(Locale.ROOT) + "): publish it on the servers it names"));
+    }
+    if (registration != AppConfig.Registration.INVITE || !namesThisServer) {
+      return Future.succeededFuture();
+    }
+    if (command.inviteCode() == null) {
+      return Future.failedFuture(new ProtocolException(Status.FORBIDDEN, ErrorCode.INVITE_REQUIRED,
+          "registering " + card.login() + " on " + config.serverLogin() + " needs an invite code from its operator"
+              + " (PublishUserCard {card, inviteCode})"));
+    }
+    return invites.use(conn, InviteCodes.hash(command.inviteCode()), card.login(), clock.millis())
+        .compose(used -> used ? Future.<Void>succeededFuture() : Future.failedFuture(new ProtocolException(
+            Status.FORBIDDEN, ErrorCode.INVITE_INVALID, "the invite code is unknown, used already or expired")))
+        .onSuccess(v -> LOG.info("invite code used [login: {}]", card.login()));
   }
 
   /** Inside the card's transaction: each other server's URL is claimed (first card wins) or must match. */
@@ -137,7 +184,8 @@ public final class DirectoryService {
     return chain;
   }
 
-  private Future<PublishResult> store(UserCard card, byte[] publicKey) {
+  private Future<PublishResult> store(PublishCardCommand command, byte[] publicKey) {
+    UserCard card = command.card();
     String cardJson = CardJson.render(mapper, card).toString();
     return pool.withTransaction(conn -> repository.lock(conn, card.login()).compose(current -> {
       if (current.isPresent()) {
@@ -157,7 +205,17 @@ public final class DirectoryService {
                   "a different card with version " + card.version() + " is already stored"));
         }
       }
-      return claimRoutes(conn, card)
+      Optional<UserCard.Route> refused = refusedRoute(card, egress);
+      if (refused.isPresent()) {
+        if (current.isEmpty() || !command.publisher().server()) {
+          return Future.failedFuture(ProtocolException.badRequest(ErrorCode.ROUTE_NOT_ALLOWED, "route "
+              + refused.get().serverLogin() + " names an address this server does not dial (egress policy)"));
+        }
+        LOG.info("card kept with a route this server does not dial: it stays unreachable from here [login: {},"
+            + " route: {}]", card.login(), refused.get().serverLogin());
+      }
+      Future<Void> admitted = current.isPresent() ? Future.succeededFuture() : admit(conn, command);
+      return admitted.compose(v -> claimRoutes(conn, card))
           .compose(v -> repository.store(conn, card, publicKey, cardJson, clock.millis()))
           .map(v -> new PublishResult(card.login(), card.version(), true));
     })).onSuccess(result -> {

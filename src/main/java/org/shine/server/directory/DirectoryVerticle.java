@@ -12,7 +12,6 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.model.StoredUser;
-import org.shine.server.model.UserCard;
 import org.shine.server.util.Json;
 
 /** Wires the directory: {@code directory.publish}, {@code directory.get} and {@code directory.reannounce}. */
@@ -29,11 +28,12 @@ public final class DirectoryVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    LocalRecordCodec.register(vertx, UserCard.class, DirectoryService.PublishResult.class, StoredUser.class);
+    LocalRecordCodec.register(vertx, PublishCardCommand.class, DirectoryService.PublishResult.class,
+        StoredUser.class);
     DirectoryService directory = new DirectoryService(vertx, config, Database.sharedPool(vertx, config.db()),
         Json.MAPPER, clock, verifier);
     EventBus bus = vertx.eventBus();
-    MessageConsumer<UserCard> publish = bus.localConsumer(Addresses.DIRECTORY_PUBLISH,
+    MessageConsumer<PublishCardCommand> publish = bus.localConsumer(Addresses.DIRECTORY_PUBLISH,
         message -> BusReplies.replyWith(message, directory.publish(message.body())));
     MessageConsumer<String> get = bus.localConsumer(Addresses.DIRECTORY_GET,
         message -> BusReplies.replyWith(message, directory.get(message.body())));

@@ -35,6 +35,29 @@ public final class DmCodec {
     }
   }
 
+  /**
+   * The author ({@code from}) and counterpart ({@code to}) of a container, read from its head without parsing or
+   * checking the rest; null when the head does not hold two valid logins. For limits that must act before a
+   * container is parsed in full and verified; whatever is read here is checked again by {@link #parse}.
+   */
+  public static Parties peekParties(byte[] bytes) {
+    int headBytes = MAGIC.length + 1 + 1 + 8 + 8 + 4;
+    if (bytes == null || bytes.length < MIN_SIZE
+        || !Arrays.equals(bytes, 0, MAGIC.length, MAGIC, 0, MAGIC.length)) {
+      return null;
+    }
+    ByteBuffer in = ByteBuffer.wrap(bytes).position(headBytes);
+    try {
+      return new Parties(readLogin(in, "from"), readLogin(in, "to"));
+    } catch (DmFormatException | BufferUnderflowException e) {
+      return null;
+    }
+  }
+
+  /** The two logins a container names. */
+  public record Parties(String from, String to) {
+  }
+
   private static DmContainer parseChecked(byte[] bytes, int maxBodyBytes) throws DmFormatException {
     if (bytes == null || bytes.length < MIN_SIZE) {
       throw new DmFormatException("container shorter than the minimum of " + MIN_SIZE + " bytes");

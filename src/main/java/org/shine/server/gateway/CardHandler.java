@@ -10,11 +10,16 @@ import java.util.Set;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.directory.CardJson;
+import org.shine.server.directory.CardPublisher;
+import org.shine.server.directory.InviteCodes;
+import org.shine.server.directory.PublishCardCommand;
 import org.shine.server.directory.DirectoryService.PublishResult;
 import org.shine.server.model.StoredUser;
 import org.shine.server.model.UserCard;
+import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.Frames;
+import org.shine.server.protocol.ProtocolException;
 
 /** The directory's ops (PROTOCOL §4, §5): PublishUserCard and GetUserCard, open to any session. */
 final class CardHandler {
@@ -26,9 +31,22 @@ final class CardHandler {
     this.frames = Objects.requireNonNull(frames);
   }
 
+  /**
+   * PublishUserCard {card, inviteCode?}: the directory learns who publishes (an authenticated server session, or a
+   * client) from the session, never from the payload (PROTOCOL §13 admission).
+   */
   Future<JsonNode> publishUserCard(Session session, JsonNode payload) {
-    UserCard card = CardJson.parse(Fields.of(payload, "payload", Set.of("card")).required("card"));
-    return BusReplies.<PublishResult>request(bus, Addresses.DIRECTORY_PUBLISH, card)
+    Fields fields = Fields.of(payload, "payload", Set.of("card", "inviteCode"));
+    UserCard card = CardJson.parse(fields.required("card"));
+    String inviteCode = fields.has("inviteCode") ? fields.requiredString("inviteCode") : null;
+    if (inviteCode != null && (inviteCode.isEmpty() || inviteCode.length() > InviteCodes.MAX_CODE_CHARS)) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD, "payload.inviteCode must be 1.."
+          + InviteCodes.MAX_CODE_CHARS + " characters");
+    }
+    CardPublisher publisher = session.serverAuthenticated() ? CardPublisher.server(session.serverLogin)
+        : CardPublisher.client();
+    return BusReplies.<PublishResult>request(bus, Addresses.DIRECTORY_PUBLISH,
+            new PublishCardCommand(card, publisher, inviteCode))
         .map(result -> frames.object().put("login", result.login()).put("version", result.version())
             .put("changed", result.changed()));
   }

@@ -88,7 +88,7 @@ public final class GatewayVerticle extends VerticleBase {
   private final SignatureVerifier verifier;
   private final PerKeyLimit polls;
   private final ConnectionBudget connections;
-  private final SendRateLimiter sendRates;
+  private final OpLimits limits;
   private final ShineMetrics metrics;
   private final StorageHealth health;
   private final SessionRegistry registry;
@@ -110,15 +110,15 @@ public final class GatewayVerticle extends VerticleBase {
   private boolean draining;
 
   public GatewayVerticle(AppConfig config, Clock clock, ServerIdentity identity, SignatureVerifier verifier,
-      PerKeyLimit polls, ConnectionBudget connections, SendRateLimiter sendRates, ShineMetrics metrics,
-      StorageHealth health, SessionRegistry registry) {
+      PerKeyLimit polls, ConnectionBudget connections, OpLimits limits,
+      ShineMetrics metrics, StorageHealth health, SessionRegistry registry) {
     this.config = config;
     this.clock = clock;
     this.identity = identity;
     this.verifier = verifier;
     this.polls = polls;
     this.connections = connections;
-    this.sendRates = sendRates;
+    this.limits = Objects.requireNonNull(limits);
     this.metrics = metrics;
     this.health = Objects.requireNonNull(health);
     this.registry = registry;
@@ -128,7 +128,7 @@ public final class GatewayVerticle extends VerticleBase {
   public Future<?> start() {
     frames = new Frames(Json.MAPPER);
     legacyPeers = new LegacyPeerAddresses(vertx, config);
-    dispatcher = new OpDispatcher(vertx, config, identity, frames, verifier, sendRates, legacyPeers);
+    dispatcher = new OpDispatcher(vertx, config, identity, frames, verifier, limits, legacyPeers);
     liveness = new Liveness(vertx, Liveness.DEFAULT_BOUND_MS);
     Router router = Router.router(vertx);
     router.route().handler(ctx -> {

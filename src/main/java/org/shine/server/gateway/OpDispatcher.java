@@ -19,12 +19,13 @@ import org.shine.server.protocol.Status;
 
 /**
  * Routes one request payload to the handler of its op, after the checks every op shares: a known op, a logged-in
- * user where the op needs one, then the user's write rate. The handlers turn the payload into a bus call to the
+ * user where the op needs one, the user's write rate, then the §13 limits of the session ({@link OpLimits}: ops of
+ * a peer server, card publishes of a client address). The handlers turn the payload into a bus call to the
  * verticle that owns the work and its reply into a response payload. Runs on the gateway instance's event loop.
  */
 final class OpDispatcher {
   private final AppConfig config;
-  private final SendRateLimiter sendRates;
+  private final OpLimits limits;
   private final Map<String, OpHandler> handlers;
   private final Set<String> authenticatedOps = Set.of(Ops.SEND_MESSAGE_PAIR, Ops.GET_DIRECT_MESSAGES,
       Ops.GET_CONVERSATIONS, Ops.MARK_ALL_USER_SETTINGS_UNSYNCED, Ops.GET_USER_SETTINGS, Ops.SET_USER_SETTING, Ops.SEND_READ_RECEIPT,
@@ -34,15 +35,15 @@ final class OpDispatcher {
       Ops.DELETE_MESSAGE, Ops.SET_USER_SETTING);
 
   OpDispatcher(Vertx vertx, AppConfig config, ServerIdentity identity, Frames frames, SignatureVerifier verifier,
-      SendRateLimiter sendRates, LegacyPeerAddresses legacyPeers) {
+      OpLimits limits, LegacyPeerAddresses legacyPeers) {
     this.config = Objects.requireNonNull(config);
-    this.sendRates = Objects.requireNonNull(sendRates);
+    this.limits = Objects.requireNonNull(limits);
     EventBus bus = vertx.eventBus();
     ServerTrust trust = new ServerTrust(config, legacyPeers);
     LoginHandler logins = new LoginHandler(config, identity, bus, frames, verifier);
     CardHandler cards = new CardHandler(bus, frames);
     MessageHandler messages = new MessageHandler(bus, frames);
-    ServerCallHandler serverCalls = new ServerCallHandler(bus, frames, trust);
+    ServerCallHandler serverCalls = new ServerCallHandler(bus, frames, trust, limits);
     SyncHandler sync = new SyncHandler(bus, frames, trust, config.sync().pageSize());
     SettingsHandler settings = new SettingsHandler(bus, frames);
     Map<String, OpHandler> ops = new HashMap<>();
@@ -77,15 +78,18 @@ final class OpDispatcher {
       return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NOT_AUTHENTICATED,
           op + " needs an authenticated session (AuthChallenge, then AuthLogin)"));
     }
-    if (rateLimitedOps.contains(op) && !sendRates.tryAcquire(session.login)) {
-      return Future.failedFuture(new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED,
-          "more than " + config.limits().sendsPerUserPerS() + " writes per second by " + session.login
-              + " on this server; nothing was stored, retry later"));
-    }
     try {
+      if (rateLimitedOps.contains(op)) {
+        limits.admitWrite(session.login);
+      }
+      if (session.serverAuthenticated()) {
+        limits.admitPeerOp(session.serverLogin);
+      } else if (Ops.PUBLISH_USER_CARD.equals(op)) {
+        limits.admitCardPublish(session.host());
+      }
       return handler.handle(session, payload);
     } catch (RuntimeException e) {
-      // whatever a handler throws is answered (a 500 is logged at the edge), never left hanging
+      // whatever a limit or a handler throws is answered (a 500 is logged at the edge), never left hanging
       return Future.failedFuture(e);
     }
   }

@@ -12,29 +12,33 @@ import org.shine.server.delivery.DeliveryStatus;
 import org.shine.server.delivery.ReceiveIncomingCommand;
 import org.shine.server.delivery.ReceiveOutgoingCommand;
 import org.shine.server.delivery.SendPairResult;
+import org.shine.server.dm.DmCodec;
 import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.Frames;
 
 /**
  * The open server-to-server ops (PROTOCOL §6, §6a): ReceiveIncomingMessage, ReceiveOutcomingMessage and
- * GetDmDeliveryStatus. Any session may call them; the session decides only whether {@code sourceServerLogin} is
- * trusted ({@link ServerTrust}).
+ * GetDmDeliveryStatus. Any session may call them; the session decides whether {@code sourceServerLogin} is
+ * trusted ({@link ServerTrust}) and which rate limits of PROTOCOL §13 apply ({@link OpLimits}).
  */
 final class ServerCallHandler {
   private final EventBus bus;
   private final Frames frames;
   private final ServerTrust trust;
+  private final OpLimits limits;
 
-  ServerCallHandler(EventBus bus, Frames frames, ServerTrust trust) {
+  ServerCallHandler(EventBus bus, Frames frames, ServerTrust trust, OpLimits limits) {
     this.bus = Objects.requireNonNull(bus);
     this.frames = Objects.requireNonNull(frames);
     this.trust = Objects.requireNonNull(trust);
+    this.limits = Objects.requireNonNull(limits);
   }
 
   Future<JsonNode> receiveIncomingMessage(Session session, JsonNode payload) {
     Fields fields = Fields.of(payload, "payload", Set.of("incomingBlobB64", "sourceServerLogin"));
     byte[] incoming = Containers.field(fields, "incomingBlobB64");
     String source = trust.trustedSource(session, fields);
+    admit(session, incoming);
     return BusReplies.<String>request(bus, Addresses.DM_RECEIVE_INCOMING, new ReceiveIncomingCommand(incoming, source))
         .map(messageKey -> frames.object().put("messageKey", messageKey));
   }
@@ -44,10 +48,26 @@ final class ServerCallHandler {
     byte[] incoming = Containers.field(fields, "incomingBlobB64");
     byte[] outgoing = Containers.field(fields, "outgoingBlobB64");
     String source = trust.trustedSource(session, fields);
+    admit(session, incoming);
     return BusReplies.<SendPairResult>request(bus, Addresses.DM_RECEIVE_OUTGOING,
             new ReceiveOutgoingCommand(incoming, outgoing, source))
         .map(result -> frames.object().put("incomingKey", result.incomingKey())
             .put("outgoingKey", result.outgoingKey()));
+  }
+
+  /**
+   * The §13 limits of a Receive* call, before its containers go to delivery (where they are verified): the open-op
+   * limits on any session but a server's, and the recipient's inbound limit on every session. The incoming copy
+   * names both the author and the recipient (a pair's two copies must agree on them, else delivery refuses it).
+   */
+  private void admit(Session session, byte[] incoming) {
+    DmCodec.Parties parties = DmCodec.peekParties(incoming);
+    if (!session.serverAuthenticated()) {
+      limits.admitOpenOp(session.host(), parties == null ? null : parties.from());
+    }
+    if (parties != null) {
+      limits.admitInbound(parties.to());
+    }
   }
 
   Future<JsonNode> getDmDeliveryStatus(Session session, JsonNode payload) {

@@ -2,6 +2,7 @@ package org.shine.server.gateway;
 
 import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.http.ServerWebSocket;
+import io.vertx.core.net.SocketAddress;
 import java.util.UUID;
 import java.util.function.Consumer;
 import org.shine.server.metrics.SessionKind;
@@ -64,6 +65,12 @@ final class Session {
   /** What it is logged in as now. */
   SessionKind kind() {
     return login != null ? SessionKind.CLIENT : serverLogin != null ? SessionKind.SERVER : SessionKind.UNAUTHENTICATED;
+  }
+
+  /** The client's address without its port: what the per-address limits count by. */
+  String host() {
+    SocketAddress remote = socket.remoteAddress();
+    return remote == null ? "" : remote.hostAddress();
   }
 
   /** Who this session is, for logs. */

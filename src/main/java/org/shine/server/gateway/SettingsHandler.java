@@ -6,7 +6,6 @@ import io.vertx.core.Future;
 import io.vertx.core.eventbus.EventBus;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeMap;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.protocol.ErrorCode;
@@ -15,10 +14,15 @@ import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.SettingValues;
 import org.shine.server.protocol.Status;
+import org.shine.server.db.SettingsRepository;
 import org.shine.server.settings.SetSettingCommand;
-import org.shine.server.settings.UserSettings;
+import org.shine.server.settings.SettingsPage;
+import org.shine.server.settings.SettingsQuery;
 
-/** A logged-in user's settings (PROTOCOL §5): GetUserSettings, and SetUserSetting with the limits of key and value. */
+/**
+ * A logged-in user's settings (PROTOCOL §5, §13): GetUserSettings page by page, and SetUserSetting with the limits of
+ * key and value (the quotas are the repository's).
+ */
 final class SettingsHandler {
   private static final int MAX_SETTING_KEY = 128;
   private static final int MAX_SETTING_VALUE = 16 * 1024;
@@ -27,6 +31,10 @@ final class SettingsHandler {
    * the 64 levels every reader of the project takes; 32 leaves room.
    */
   private static final int MAX_SETTING_DEPTH = 32;
+  /** Settings per GetUserSettings page at most (fewer when they do not fit {@code limits.maxResponseBytes}). */
+  static final int MAX_PAGE = 1_000;
+  /** Longer than any key a user can write, with room for keys that came by sync. */
+  private static final int MAX_AFTER_KEY = 1_024;
   private final EventBus bus;
   private final Frames frames;
 
@@ -35,15 +43,31 @@ final class SettingsHandler {
     this.frames = Objects.requireNonNull(frames);
   }
 
+  /**
+   * GetUserSettings {afterKey?, limit?} → {settings, nextKey?} (PROTOCOL §13): one page in key order, under
+   * {@code limits.maxResponseBytes}; {@code nextKey}, when present, is the {@code afterKey} of the next page.
+   */
   Future<JsonNode> getUserSettings(Session session, JsonNode payload) {
-    Fields.of(payload, "payload", Set.of());
-    return BusReplies.<UserSettings>request(bus, Addresses.SETTINGS_GET, session.login).map(settings -> {
-      ObjectNode response = frames.object();
-      ObjectNode values = response.putObject("settings");
-      new TreeMap<>(settings.values()).forEach((key, value) -> values.set(key, StoredJson.read(frames.mapper(),
-          value)));
-      return response;
-    });
+    Fields fields = Fields.of(payload, "payload", Set.of("afterKey", "limit"));
+    String afterKey = fields.has("afterKey") ? fields.requiredString("afterKey") : null;
+    if (afterKey != null && (afterKey.isEmpty() || afterKey.length() > MAX_AFTER_KEY
+        || afterKey.indexOf('\0') >= 0)) {
+      throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD, "payload.afterKey must be 1.." + MAX_AFTER_KEY
+          + " characters without NUL (U+0000): a key of the previous page");
+    }
+    int limit = (int) fields.optionalLong("limit", 1, MAX_PAGE, MAX_PAGE);
+    return BusReplies.<SettingsPage>request(bus, Addresses.SETTINGS_GET,
+        new SettingsQuery(session.login, afterKey, limit)).map(page -> {
+          ObjectNode response = frames.object();
+          ObjectNode values = response.putObject("settings");
+          for (SettingsRepository.Setting setting : page.settings()) {
+            values.set(setting.key(), StoredJson.read(frames.mapper(), setting.valueJson()));
+          }
+          if (page.nextKey() != null) {
+            response.put("nextKey", page.nextKey());
+          }
+          return response;
+        });
   }
 
   Future<JsonNode> setUserSetting(Session session, JsonNode payload) {

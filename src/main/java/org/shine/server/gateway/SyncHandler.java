@@ -24,7 +24,8 @@ import org.shine.server.sync.SyncBatchRequest;
 
 /**
  * The two-server sync at the gateway (PROTOCOL §6a, §8): a sibling's DmSyncBatch and UserSettingsSyncBatch pages
- * with their ACKs, on its server session only, and a user's MarkAllUserSettingsUnsynced (a full re-sync).
+ * (after its {@code afterSyncId}) with their ACKs, on its server session only, and a user's
+ * MarkAllUserSettingsUnsynced (a full re-sync, limited per user by the sync verticle).
  */
 final class SyncHandler {
   private static final int MAX_ACKS = 10_000;
@@ -85,7 +86,8 @@ final class SyncHandler {
   }
 
   private SyncBatchRequest syncRequest(Session session, String op, JsonNode payload) {
-    Fields fields = Fields.of(payload, "payload", Set.of("sourceServerLogin", "ackSyncIds", "limit"));
+    Fields fields = Fields.of(payload, "payload", Set.of("sourceServerLogin", "ackSyncIds", "limit",
+        "afterSyncId"));
     String puller = trust.syncPuller(session, op, fields.serverName("sourceServerLogin"));
     List<Long> acks = new ArrayList<>();
     if (fields.has("ackSyncIds")) {
@@ -102,6 +104,7 @@ final class SyncHandler {
       }
     }
     int limit = (int) fields.optionalLong("limit", 0, MAX_SYNC_PAGE, defaultPageSize);
-    return new SyncBatchRequest(puller, acks, limit);
+    long afterSyncId = fields.optionalLong("afterSyncId", 0, Long.MAX_VALUE, 0);
+    return new SyncBatchRequest(puller, acks, limit, afterSyncId);
   }
 }

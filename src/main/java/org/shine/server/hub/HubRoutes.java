@@ -26,7 +26,8 @@ import org.shine.server.util.Json;
 /**
  * The hub's HTTP API (PROTOCOL §10, seed 004), mounted on the gateway's router: reads each request's query, headers
  * and body, hands it to the {@link HubService} (challenge and token issue, refresh with rotation by
- * {@link HubTokens}, the long-/short-poll of one event at a time with explicit ACK) and renders its answer or error.
+ * {@link HubTokens}, the long-/short-poll of one event at a time with explicit ACK, the cards the adapter verifies
+ * events with) and renders its answer or error.
  * One instance per gateway verticle instance.
  */
 public final class HubRoutes {
@@ -53,6 +54,7 @@ public final class HubRoutes {
       messages(ctx);
     });
     router.post("/hub/v1/ack/:deliveryId").handler(ctx -> respond(ctx, () -> ack(ctx)));
+    router.get("/hub/v1/cards/:login").handler(ctx -> respond(ctx, () -> card(ctx)));
     router.route("/hub/v1/*").handler(ctx -> {
       ctx.put(HANDLED, true);
       fail(ctx, new ProtocolException(405, ErrorCode.METHOD_NOT_ALLOWED,
@@ -126,6 +128,19 @@ public final class HubRoutes {
     }
     return authenticate(ctx).compose(token -> hub.ack(token, deliveryId))
         .map(v -> Json.MAPPER.createObjectNode().put("deliveryId", deliveryId).put("acked", true));
+  }
+
+  /** The stored card of a login, so that the adapter verifies what it receives (PROTOCOL §4 v3 "Hub adapter"). */
+  private Future<JsonNode> card(RoutingContext ctx) {
+    return authenticate(ctx).compose(token -> {
+      String login = Fields.of(Json.MAPPER.createObjectNode().put("login", ctx.pathParam("login")), "path",
+          Set.of("login")).login("login");
+      return hub.card(login);
+    }).map(card -> {
+      ObjectNode body = Json.MAPPER.createObjectNode();
+      body.set("card", card);
+      return body;
+    });
   }
 
   private Future<HubRepository.StoredToken> authenticate(RoutingContext ctx) {

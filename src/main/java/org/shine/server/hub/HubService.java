@@ -1,5 +1,7 @@
 package org.shine.server.hub;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -10,6 +12,7 @@ import java.time.Clock;
 import java.util.Objects;
 import java.util.Optional;
 import org.shine.server.bus.Addresses;
+import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.HubRepository;
@@ -20,11 +23,13 @@ import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Challenges;
+import org.shine.server.util.Json;
 import org.shine.server.util.PerKeyLimit;
 
 /**
  * The hub's logic behind its HTTP routes (PROTOCOL §10): challenges and token pairs for users this server serves,
- * the access-token check, polls of one event at a time within the per-user limit of this node, and ACKs. A waiting
+ * the access-token check, polls of one event at a time within the per-user limit of this node, ACKs, and the cards
+ * of authors, so that a user who polls verifies what it receives. A waiting
  * poll holds no thread: it waits for a wake-up on the bus (from any node) or for its timer.
  */
 public final class HubService {
@@ -161,6 +166,20 @@ public final class HubService {
     return hub.ack(deliveryId, token.login()).compose(found -> found ? Future.<Void>succeededFuture()
         : Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.UNKNOWN_DELIVERY,
             "no delivery " + deliveryId + " for this user")));
+  }
+
+  /**
+   * The card of {@code login} as this server stores it (read through the directory, as {@code GetUserCard} is), for
+   * a user of the hub to verify its events with; 404 {@code USER_NOT_FOUND} when there is none.
+   */
+  Future<JsonNode> card(String login) {
+    return BusReplies.<StoredUser>request(vertx.eventBus(), Addresses.DIRECTORY_GET, login).map(user -> {
+      try {
+        return Json.MAPPER.readTree(user.cardJson());
+      } catch (JsonProcessingException e) {
+        throw new IllegalStateException("stored card of " + login + " is not JSON", e);
+      }
+    });
   }
 
   private Future<StoredUser> servedUser(String login) {

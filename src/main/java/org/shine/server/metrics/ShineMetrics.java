@@ -51,6 +51,8 @@ public final class ShineMetrics {
   public static final String PEER_CALLS = "shine.peer.calls";
   /** Prometheus: {@code shine_sync_lag_items{sibling}}: unsynced outbox items held for that sibling (sampled). */
   public static final String SYNC_LAG = "shine.sync.lag.items";
+  /** Prometheus: {@code shine_sync_quarantined_total{reason}}, reasons from {@link QuarantineReason}. */
+  public static final String SYNC_QUARANTINED = "shine.sync.quarantined";
   /** Prometheus: {@code shine_hub_queue_depth}: hub events not acknowledged yet (sampled). */
   public static final String HUB_QUEUE_DEPTH = "shine.hub.queue.depth";
   /** Prometheus: {@code shine_ws_sessions{kind}}, kinds from {@link SessionKind}. */
@@ -61,6 +63,7 @@ public final class ShineMetrics {
   public static final String PEER = "peer";
   public static final String SIBLING = "sibling";
   public static final String KIND = "kind";
+  public static final String REASON = "reason";
   /** The {@code attempt} value of an extra attempt (PROTOCOL §7.6), beside the schedule's {@code 1}-{@code 5}. */
   public static final String EXTRA = "extra";
   /** PROTOCOL §12: at most this many distinct {@code peer} and {@code sibling} values; beyond, {@code other}. */
@@ -79,6 +82,7 @@ public final class ShineMetrics {
   private final Map<SignatureOp, Counter> verifications = new EnumMap<>(SignatureOp.class);
   private final Map<SendOutcome, Counter> sends = new EnumMap<>(SendOutcome.class);
   private final Map<Transition, Counter> transitions = new EnumMap<>(Transition.class);
+  private final Map<QuarantineReason, Counter> quarantined = new EnumMap<>(QuarantineReason.class);
   private final Map<String, Counter> attempts = new ConcurrentHashMap<>();
   /** Timers of {@code shine_peer_calls_seconds} by peer, op and outcome (each label bounded). */
   private final Map<String, Timer> peerCalls = new ConcurrentHashMap<>();
@@ -109,6 +113,11 @@ public final class ShineMetrics {
       transitions.put(state, Counter.builder(TRANSITIONS)
           .description("Delivery rows that reached a terminal state, by state").tag(STATE, state.tag())
           .register(registry));
+    }
+    for (QuarantineReason reason : QuarantineReason.values()) {
+      quarantined.put(reason, Counter.builder(SYNC_QUARANTINED)
+          .description("Items pulled from a sibling that were ACKed and quarantined, by reason")
+          .tag(REASON, reason.tag()).register(registry));
     }
     for (SessionKind kind : SessionKind.values()) {
       AtomicInteger count = new AtomicInteger();
@@ -190,6 +199,11 @@ public final class ShineMetrics {
     attempts.computeIfAbsent(label + "|" + outcome.tag(), key -> Counter.builder(ATTEMPTS)
         .description("Delivery attempts, by schedule point and outcome").tag(ATTEMPT, label)
         .tag(OUTCOME, outcome.tag()).register(registry)).increment();
+  }
+
+  /** An item pulled from a sibling was quarantined for that reason (any thread). */
+  public void quarantined(QuarantineReason reason) {
+    quarantined.get(reason).increment();
   }
 
   /** A WebSocket session opened (not logged in yet). */

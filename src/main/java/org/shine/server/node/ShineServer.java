@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
@@ -21,7 +22,7 @@ import org.shine.server.directory.DirectoryVerticle;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.gateway.ConnectionBudget;
 import org.shine.server.gateway.GatewayVerticle;
-import org.shine.server.gateway.SendRateLimiter;
+import org.shine.server.gateway.OpLimits;
 import org.shine.server.gateway.SessionRegistry;
 import org.shine.server.hub.HubSubscribers;
 import org.shine.server.hub.HubVerticle;
@@ -33,6 +34,7 @@ import org.shine.server.retry.RetryVerticle;
 import org.shine.server.settings.SettingsVerticle;
 import org.shine.server.sync.SyncVerticle;
 import org.shine.server.util.PerKeyLimit;
+import org.shine.server.util.PerKeyRate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +46,8 @@ public final class ShineServer {
   private static final Logger LOG = LoggerFactory.getLogger(ShineServer.class);
   /** Concurrent long polls of one user on one node (PROTOCOL §10: beyond, 429). */
   private static final int HUB_POLLS_PER_USER = 4;
+  /** Users whose full re-sync (MarkAllUserSettingsUnsynced) the node tracks at once; beyond, new ones wait. */
+  static final int RESYNC_USERS_PER_MIN = 10_000;
   /** Hub subscribers a node keeps in memory; beyond, every user's events get their hub entry built. */
   private static final int HUB_SUBSCRIBERS_KNOWN = 1_000_000;
   private final Vertx vertx;
@@ -78,8 +82,9 @@ public final class ShineServer {
     PerKeyLimit polls = new PerKeyLimit(HUB_POLLS_PER_USER);
     ConnectionBudget connections = new ConnectionBudget(config.limits().maxConnections(),
         config.limits().maxConnectionsPerIp());
-    SendRateLimiter sendRates = new SendRateLimiter(config.limits().sendsPerUserPerS(),
-        config.limits().maxConnections(), System::nanoTime);
+    OpLimits limits = new OpLimits(config.limits(), System::nanoTime);
+    PerKeyRate resyncRate = new PerKeyRate(config.sync().markAllPerUserPerMin(), TimeUnit.MINUTES.toNanos(1),
+        RESYNC_USERS_PER_MIN, System::nanoTime);
     AttemptSlots slots = new AttemptSlots(config.delivery().maxInFlight() + config.delivery().queueCapacity());
     SessionRegistry sessions = new SessionRegistry();
     HubSubscribers subscribers = new HubSubscribers(HUB_SUBSCRIBERS_KNOWN);
@@ -97,7 +102,7 @@ public final class ShineServer {
             deploy(() -> new DeliveryEngineVerticle(config, clock, verifier, slots, subscribers, metrics), 1),
             deploy(() -> new DeliveryVerticle(config, clock, verifier, slots, subscribers), n.delivery()),
             deploy(() -> new SettingsVerticle(config, clock), 1),
-            deploy(() -> new SyncVerticle(config, clock, health), n.sync()),
+            deploy(() -> new SyncVerticle(config, clock, health, metrics, resyncRate), n.sync()),
             deploy(() -> new HubVerticle(config, clock, subscribers), n.hub())))
         .onSuccess(ids -> ids.<String>list().forEach(serviceDeployments::add))
         .compose(v -> deploy(() -> new RetryVerticle(config, clock, slots, health), n.retry()))
@@ -105,7 +110,7 @@ public final class ShineServer {
         .compose(v -> deploy(() -> new OpsVerticle(config, clock, metrics, sessions), 1))
         .onSuccess(id -> opsDeployment = id)
         .compose(v -> deploy(() -> new GatewayVerticle(config, clock, identity, verifier, polls, connections,
-            sendRates, metrics, health, sessions), n.gateway()))
+            limits, metrics, health, sessions), n.gateway()))
         .onSuccess(id -> {
           gatewayDeployment = id;
           gatewayUp.tryComplete();

@@ -8,6 +8,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.time.Clock;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -15,7 +17,10 @@ import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
+import org.shine.server.db.InviteRepository;
 import org.shine.server.db.OpsRepository;
+import org.shine.server.db.QuarantineRepository;
+import org.shine.server.directory.InviteCodes;
 import org.shine.server.dm.Logins;
 import org.shine.server.gateway.SessionRegistry;
 import org.shine.server.model.StoredUser;
@@ -32,8 +37,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The admin API of one node (PROTOCOL §12), JSON over HTTP on the loopback listener of {@code admin}:
  * {@code GET /admin/v1/peers}, {@code GET /admin/v1/deliveries?state=accepted|failed&limit=N},
- * {@code POST /admin/v1/deliveries/retry-peer/{serverLogin}} and {@code GET /admin/v1/users/{login}}. Errors
- * answer {@code {"error":{"code","message"}}} with the status of PROTOCOL §2.
+ * {@code POST /admin/v1/deliveries/retry-peer/{serverLogin}}, {@code GET /admin/v1/users/{login}} and
+ * {@code GET /admin/v1/sync-quarantine?owner=L&limit=N&afterId=I} (PROTOCOL §8 v3) and
+ * {@code POST /admin/v1/invites?expiresInS=N} (PROTOCOL §13: a one-time invite code). Errors answer
+ * {@code {"error":{"code","message"}}} with the status of PROTOCOL §2.
  */
 public final class AdminApi {
   /** Prefix of every admin route. */
@@ -46,17 +53,23 @@ public final class AdminApi {
   private final OpsRepository ops;
   private final DirectoryRepository directory;
   private final SessionRegistry sessions;
+  private final QuarantineRepository quarantine;
+  private final InviteRepository invites;
+  private final Clock clock;
 
   public AdminApi(Vertx vertx, AppConfig config, OpsRepository ops, DirectoryRepository directory,
-      SessionRegistry sessions) {
+      SessionRegistry sessions, QuarantineRepository quarantine, InviteRepository invites, Clock clock) {
+    this.quarantine = Objects.requireNonNull(quarantine);
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.ops = Objects.requireNonNull(ops);
     this.directory = Objects.requireNonNull(directory);
     this.sessions = Objects.requireNonNull(sessions);
+    this.invites = Objects.requireNonNull(invites);
+    this.clock = Objects.requireNonNull(clock);
   }
 
-  /** A router serving the four endpoints. */
+  /** A router serving the endpoints. */
   public Router router() {
     Router router = Router.router(vertx);
     router.get(PREFIX + "/peers").handler(ctx -> answer(ctx, peers()));
@@ -64,9 +77,12 @@ public final class AdminApi {
     router.post(PREFIX + "/deliveries/retry-peer/:serverLogin")
         .handler(ctx -> answer(ctx, retryPeer(ctx.pathParam("serverLogin"))));
     router.get(PREFIX + "/users/:login").handler(ctx -> answer(ctx, user(ctx.pathParam("login"))));
+    router.get(PREFIX + "/sync-quarantine").handler(ctx -> answer(ctx, syncQuarantine(ctx)));
+    router.post(PREFIX + "/invites").handler(ctx -> answer(ctx, invite(ctx)));
     router.route().last().handler(ctx -> error(ctx, new ProtocolException(Status.NOT_FOUND, ErrorCode.UNKNOWN_OP,
         "no admin endpoint " + ctx.request().method() + " " + ctx.request().path() + "; see " + PREFIX
-            + "/peers, /deliveries, /deliveries/retry-peer/{serverLogin}, /users/{login}")));
+            + "/peers, /deliveries, /deliveries/retry-peer/{serverLogin}, /users/{login}, /sync-quarantine,"
+            + " POST /invites")));
     return router;
   }
 
@@ -93,14 +109,9 @@ public final class AdminApi {
     }
     int limit;
     try {
-      String given = ctx.queryParams().get("limit");
-      limit = given == null ? DEFAULT_LIMIT : Integer.parseInt(given);
-    } catch (NumberFormatException e) {
-      limit = -1;
-    }
-    if (limit < 1 || limit > MAX_LIMIT) {
-      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
-          "limit must be a number from 1 to " + MAX_LIMIT));
+      limit = (int) number(ctx, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
+    } catch (ProtocolException e) {
+      return Future.failedFuture(e);
     }
     return ops.deliveries(state, limit).map(rows -> {
       ObjectNode body = Json.MAPPER.createObjectNode().put("state", state);
@@ -119,6 +130,82 @@ public final class AdminApi {
       }
       return body;
     });
+  }
+
+  /**
+   * PROTOCOL §8 v3: the quarantined sync items, oldest first, of one owner or all, after {@code afterId}; at most
+   * {@code limit} and, past the first, no more than {@code limits.maxResponseBytes} of items. {@code nextAfterId}
+   * continues the listing when more may follow.
+   */
+  private Future<JsonNode> syncQuarantine(RoutingContext ctx) {
+    String owner = ctx.queryParams().get("owner");
+    int limit;
+    long afterId;
+    try {
+      if (owner != null && !Logins.isValid(owner)) {
+        throw ProtocolException.badRequest(ErrorCode.INVALID_LOGIN, "not a login: " + owner);
+      }
+      limit = (int) number(ctx, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
+      afterId = number(ctx, "afterId", 0, 0, Long.MAX_VALUE);
+    } catch (ProtocolException e) {
+      return Future.failedFuture(e);
+    }
+    return quarantine.list(owner, afterId, limit).map(entries -> {
+      ObjectNode body = Json.MAPPER.createObjectNode();
+      if (owner != null) {
+        body.put("owner", owner);
+      }
+      ArrayNode items = body.putArray("items");
+      long bytes = 0;
+      int shown = 0;
+      for (QuarantineRepository.Entry entry : entries) {
+        bytes += entry.itemJson().length() + entry.detail().length();
+        if (shown > 0 && bytes > config.limits().maxResponseBytes()) {
+          break;
+        }
+        items.add(render(entry));
+        shown++;
+      }
+      if (shown < entries.size() || entries.size() == limit) {
+        body.put("nextAfterId", entries.get(shown - 1).id());
+      } else {
+        body.putNull("nextAfterId");
+      }
+      return body;
+    });
+  }
+
+  private static ObjectNode render(QuarantineRepository.Entry entry) {
+    ObjectNode item = Json.MAPPER.createObjectNode().put("id", entry.id()).put("owner", entry.owner())
+        .put("author", entry.author()).put("sourceServerLogin", entry.sourceServer()).put("op", entry.op())
+        .put("type", entry.itemType()).put("syncId", entry.sourceSyncId()).put("reason", entry.reason())
+        .put("detail", entry.detail()).put("receivedAtMs", entry.receivedAtMs())
+        .put("checkedAtMs", entry.checkedAtMs()).put("truncated", entry.truncated());
+    try {
+      item.set("item", entry.truncated() ? Json.MAPPER.getNodeFactory().textNode(entry.itemJson())
+          : Json.MAPPER.readTree(entry.itemJson()));
+    } catch (JsonProcessingException e) {
+      item.put("item", entry.itemJson());
+    }
+    return item;
+  }
+
+  /** A whole-number query parameter from {@code min} to {@code max}; {@code fallback} when absent. */
+  private static long number(RoutingContext ctx, String name, long fallback, long min, long max) {
+    String given = ctx.queryParams().get(name);
+    if (given == null) {
+      return fallback;
+    }
+    try {
+      long value = Long.parseLong(given);
+      if (value >= min && value <= max) {
+        return value;
+      }
+    } catch (NumberFormatException e) {
+      // answered below
+    }
+    throw ProtocolException.badRequest(ErrorCode.INVALID_FIELD, name + " must be a number from " + min + " to "
+        + max);
   }
 
   /** PROTOCOL §12 "retry peer now": the extra attempt of §7.6, as if that server had just come back. */
@@ -142,6 +229,35 @@ public final class AdminApi {
             return (JsonNode) Json.MAPPER.createObjectNode().put("serverLogin", serverLogin).put("url", found.get())
                 .put("claimed", claimed);
           });
+    });
+  }
+
+  /**
+   * A one-time invite code for {@code directory.registration} "invite" (PROTOCOL §13), valid {@code expiresInS}
+   * (60 s to 7 days, default 7 days). The code is answered once and only its hash is stored.
+   */
+  private Future<JsonNode> invite(RoutingContext ctx) {
+    long lifetimeS;
+    try {
+      String given = ctx.queryParams().get("expiresInS");
+      lifetimeS = given == null ? InviteCodes.MAX_LIFETIME_S : Long.parseLong(given);
+    } catch (NumberFormatException e) {
+      lifetimeS = -1;
+    }
+    if (lifetimeS < InviteCodes.MIN_LIFETIME_S || lifetimeS > InviteCodes.MAX_LIFETIME_S) {
+      return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD, "expiresInS must be a number"
+          + " from " + InviteCodes.MIN_LIFETIME_S + " to " + InviteCodes.MAX_LIFETIME_S + " (7 days)"));
+    }
+    String code = InviteCodes.mint();
+    long now = clock.millis();
+    long expiresAtMs = now + lifetimeS * 1000;
+    long expiresInS = lifetimeS;
+    return invites.create(InviteCodes.hash(code), now, expiresAtMs).map(v -> {
+      LOG.info("admin: invite code made [expiresAtMs: {}, registration: {}]", expiresAtMs,
+          config.directory().registration());
+      return (JsonNode) Json.MAPPER.createObjectNode().put("code", code).put("expiresAtMs", expiresAtMs)
+          .put("expiresInS", expiresInS)
+          .put("registration", config.directory().registration().name().toLowerCase(Locale.ROOT));
     });
   }
 

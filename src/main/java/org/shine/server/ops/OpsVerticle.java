@@ -10,7 +10,9 @@ import java.util.Objects;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.DirectoryRepository;
+import org.shine.server.db.InviteRepository;
 import org.shine.server.db.OpsRepository;
+import org.shine.server.db.QuarantineRepository;
 import org.shine.server.gateway.SessionRegistry;
 import org.shine.server.metrics.ShineMetrics;
 import org.slf4j.Logger;
@@ -50,7 +52,8 @@ public final class OpsVerticle extends VerticleBase {
     if (config.admin().port() == 0) {
       return sampled;
     }
-    AdminApi api = new AdminApi(vertx, config, ops, new DirectoryRepository(pool), sessions);
+    AdminApi api = new AdminApi(vertx, config, ops, new DirectoryRepository(pool), sessions,
+        new QuarantineRepository(pool), new InviteRepository(pool), clock);
     return sampled.compose(v -> vertx.createHttpServer(new HttpServerOptions()
             .setHost(config.admin().host()).setPort(config.admin().port()).setHttp2ClearTextEnabled(false))
         .requestHandler(api.router())

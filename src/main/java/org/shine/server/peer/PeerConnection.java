@@ -24,6 +24,7 @@ import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Json;
+import org.shine.server.util.LogText;
 import org.shine.server.util.WsUrls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -565,9 +566,11 @@ final class PeerConnection {
     if (status == Status.OK) {
       call.promise.tryComplete(frame.path("payload"));
     } else {
+      // a peer's words enter here: escaped and cut once, so no log line or answer built from them can be forged
       JsonNode error = frame.path("error");
       call.promise.tryFail(new ProtocolException(status == 0 ? Status.INTERNAL : status,
-          error.path("code").asText(ErrorCode.INTERNAL), error.path("message").asText("")));
+          LogText.escape(error.path("code").asText(ErrorCode.INTERNAL)),
+          LogText.escape(error.path("message").asText(""))));
     }
   }
 

@@ -29,7 +29,7 @@ import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Json;
 import org.shine.server.util.LogText;
-import org.shine.server.util.RateLimiter;
+import org.shine.server.util.PerKeyRate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -68,8 +68,8 @@ final class PeerKeys {
       return size() > MAX_ENTRIES;
     }
   };
-  private final RateLimiter fetchesPerName;
-  private final RateLimiter fetchesPerSource;
+  private final PerKeyRate fetchesPerName;
+  private final PerKeyRate fetchesPerSource;
 
   PeerKeys(AppConfig config, ServerKeyRepository repository, HttpClient http, SignatureVerifier verifier,
       EgressResolver egress, Clock clock) {
@@ -80,8 +80,8 @@ final class PeerKeys {
     this.egress = Objects.requireNonNull(egress);
     this.clock = Objects.requireNonNull(clock);
     int perS = config.egress().keyFetchesPerS();
-    this.fetchesPerName = new RateLimiter(perS, MAX_ENTRIES, System::nanoTime);
-    this.fetchesPerSource = new RateLimiter(perS, MAX_ENTRIES, System::nanoTime);
+    this.fetchesPerName = new PerKeyRate(perS, 1_000_000_000L, MAX_ENTRIES, System::nanoTime);
+    this.fetchesPerSource = new PerKeyRate(perS, 1_000_000_000L, MAX_ENTRIES, System::nanoTime);
   }
 
   /** Succeeds when the signature verifies with that server's key; fails with 401 or 403 otherwise. */
@@ -140,8 +140,8 @@ final class PeerKeys {
     if (failedUntil != null && failedUntil > now) {
       return unavailable(login.serverLogin());
     }
-    if (!fetchesPerName.tryAcquire(login.serverLogin())
-        || (login.source() != null && !fetchesPerSource.tryAcquire(login.source()))) {
+    if (fetchesPerName.tryAcquire(login.serverLogin()) != PerKeyRate.Grant.GRANTED
+        || (login.source() != null && fetchesPerSource.tryAcquire(login.source()) != PerKeyRate.Grant.GRANTED)) {
       LOG.debug("key fetch limited [serverLogin: {}, source: {}]", login.serverLogin(), login.source());
       return unavailable(login.serverLogin());
     }

@@ -28,7 +28,15 @@ public final class ErrorCode {
   public static final String FRAME_TOO_LARGE = "FRAME_TOO_LARGE";
   public static final String CONTAINER_TOO_LARGE = "CONTAINER_TOO_LARGE";
   public static final String BODY_TOO_LARGE = "BODY_TOO_LARGE";
+  /**
+   * This server is not an access server of that user: 421 on the server ops; 403 on PublishUserCard when a new
+   * login's card does not name this server (nor the relaying server), PROTOCOL §13 admission.
+   */
   public static final String NOT_ACCESS_SERVER = "NOT_ACCESS_SERVER";
+  /** A new login's card needs an invite code here ({@code directory.registration} "invite", PROTOCOL §13). */
+  public static final String INVITE_REQUIRED = "INVITE_REQUIRED";
+  /** The invite code given is unknown, used already or expired (PROTOCOL §13). */
+  public static final String INVITE_INVALID = "INVITE_INVALID";
   public static final String TOO_MANY_IN_FLIGHT = "TOO_MANY_IN_FLIGHT";
   public static final String OVERLOADED = "OVERLOADED";
   public static final String PEER_UNAVAILABLE = "PEER_UNAVAILABLE";

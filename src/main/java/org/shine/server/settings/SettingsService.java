@@ -6,22 +6,25 @@ import java.util.Objects;
 import org.shine.server.db.SettingsRepository;
 
 /**
- * A user's settings: reads, and writes stamped with the server clock (at least one past the stored time, so a
- * user's later write always wins here). Each write becomes an unsynced outbox item for the sibling, where the
- * later timestamp wins.
+ * A user's settings: pages of them, and writes stamped with the server clock (at least one past the stored time, so
+ * a user's later write always wins here) within the user's quotas. Each write becomes an unsynced outbox item for
+ * the sibling, where the later timestamp wins.
  */
 public final class SettingsService {
   private final SettingsRepository repository;
   private final Clock clock;
+  private final int maxResponseBytes;
 
-  public SettingsService(SettingsRepository repository, Clock clock) {
+  public SettingsService(SettingsRepository repository, Clock clock, int maxResponseBytes) {
     this.repository = Objects.requireNonNull(repository);
     this.clock = Objects.requireNonNull(clock);
+    this.maxResponseBytes = maxResponseBytes;
   }
 
-  /** All of {@code owner}'s settings. */
-  public Future<UserSettings> settings(String owner) {
-    return repository.settings(owner).map(UserSettings::new);
+  /** One page of the owner's settings: at most {@code query.limit()}, and no more than fit one response. */
+  public Future<SettingsPage> page(SettingsQuery query) {
+    return repository.page(query.owner(), query.afterKey(), query.limit() + 1)
+        .map(read -> SettingsPage.of(read, query.limit(), maxResponseBytes));
   }
 
   /** Stores one setting; answers the time it is stored under. */

@@ -11,7 +11,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.SettingsRepository;
 
-/** Wires user settings: {@code settings.get} and {@code settings.set}, served by the {@link SettingsService}. */
+/** Wires user settings: {@code settings.get} (a page) and {@code settings.set}, served by {@link SettingsService}. */
 public final class SettingsVerticle extends VerticleBase {
   private final AppConfig config;
   private final Clock clock;
@@ -23,13 +23,13 @@ public final class SettingsVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    LocalRecordCodec.register(vertx, SetSettingCommand.class, UserSettings.class);
-    SettingsService settings = new SettingsService(new SettingsRepository(Database.sharedPool(vertx, config.db())),
-        clock);
+    LocalRecordCodec.register(vertx, SetSettingCommand.class, SettingsQuery.class, SettingsPage.class);
+    SettingsService settings = new SettingsService(new SettingsRepository(Database.sharedPool(vertx, config.db()),
+        config.quotas()), clock, config.limits().maxResponseBytes());
     EventBus bus = vertx.eventBus();
     return Future.all(
-        bus.<String>localConsumer(Addresses.SETTINGS_GET,
-            m -> BusReplies.replyWith(m, settings.settings(m.body()))).completion(),
+        bus.<SettingsQuery>localConsumer(Addresses.SETTINGS_GET,
+            m -> BusReplies.replyWith(m, settings.page(m.body()))).completion(),
         bus.<SetSettingCommand>localConsumer(Addresses.SETTINGS_SET,
             m -> BusReplies.replyWith(m, settings.set(m.body()))).completion());
   }

@@ -11,9 +11,10 @@ import org.shine.server.db.SyncRepository.SettingItem;
 
 /**
  * The source side of DmSyncBatch and UserSettingsSyncBatch (PROTOCOL §8): flip the ACKed items of the previous
- * page to synced, then hand out the oldest unsynced ones. An item whose ACK is lost stays unsynced and comes
- * again. A page also ends early, with {@code hasMore}, before its response would pass {@code limits.maxResponseBytes}
- * (it always carries at least one item), so no frame is larger than a peer accepts.
+ * page to synced, then hand out the oldest unsynced ones after the request's {@code afterSyncId} (v3: so a puller
+ * walks past items it cannot store yet). An item whose ACK is lost stays unsynced and comes again. A page also ends
+ * early, with {@code hasMore}, before its response would pass {@code limits.maxResponseBytes} (it always carries at
+ * least one item), so no frame is larger than a peer accepts.
  */
 public final class SyncSource {
   /** Room kept for the envelope and the page's own fields. */
@@ -37,11 +38,11 @@ public final class SyncSource {
   }
 
   /** ACKs first, then one more item than asked for, to tell whether more wait; then the byte cap. */
-  private <I, P> Future<P> page(SyncBatchRequest request, BiFunction<String, Integer, Future<List<I>>> fetch,
+  private <I, P> Future<P> page(SyncBatchRequest request, PageFetch<I> fetch,
       ToLongFunction<I> size, BiFunction<List<I>, Boolean, P> build) {
     return repository.ack(request.puller(), request.ackSyncIds()).compose(acked -> request.limit() == 0
         ? Future.succeededFuture(build.apply(List.of(), false))
-        : fetch.apply(request.puller(), request.limit() + 1).map(items -> {
+        : fetch.fetch(request.puller(), request.afterSyncId(), request.limit() + 1).map(items -> {
           int fits = Math.min(items.size(), request.limit());
           long bytes = 0;
           for (int i = 0; i < fits; i++) {
@@ -53,6 +54,12 @@ public final class SyncSource {
           }
           return build.apply(items.subList(0, fits), items.size() > fits);
         }));
+  }
+
+  /** One page of the outbox: the puller's items after a syncId, at most {@code limit}. */
+  @FunctionalInterface
+  private interface PageFetch<I> {
+    Future<List<I>> fetch(String puller, long afterSyncId, int limit);
   }
 
   /** An upper bound of the item's JSON: base64 blobs, owner and type (PROTOCOL §8 page format). */

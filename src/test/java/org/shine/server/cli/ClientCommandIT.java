@@ -183,6 +183,41 @@ class ClientCommandIT {
   }
 
   @Test
+  @DisplayName("on a server in invite mode, register fails with 403 INVITE_REQUIRED and works with --invite and a code"
+      + " from admin invite; settings get pages through settings that no one answer holds")
+  void inviteAndPagedSettings(Vertx vertx) throws IOException {
+    int adminPort = TestServer.freePort();
+    TestDatabase inviteDb = OPENED.keep(TestDatabase.create(vertx));
+    TestServer invites = OPENED.keep(TestServer.start("inv", inviteDb.config(), Clock.systemUTC(),
+        "{\"directory\":{\"registration\":\"invite\"},\"admin\":{\"host\":\"127.0.0.1\",\"port\":" + adminPort
+            + "},\"limits\":{\"maxResponseBytes\":262144}}"));
+    String dora = key("dora");
+
+    assertOneLine(Cli.run("client", "register", "--key", dora, "--server", invites.url()), CliFailure.FAILED,
+        "403 INVITE_REQUIRED");
+    Cli.Result invite = Cli.run("admin", "--url", "http://127.0.0.1:" + adminPort, "invite");
+    assertThat(invite.exitCode()).as(invite.err()).isZero();
+    String code = invite.out().lines().findFirst().orElseThrow();
+    Cli.Result registered = Cli.run("client", "register", "--key", dora, "--server", invites.url(), "--invite",
+        code);
+    assertThat(registered.exitCode()).as(registered.err()).isZero();
+
+    // 80 settings of 4 KB: about 330 KB, more than one answer of 256 KB holds
+    ShineClient session = ShineClient.connect(vertx, invites.url()).await();
+    session.login("dora", KeyFile.read(Path.of(dora))).await();
+    for (int i = 0; i < 80; i++) {
+      session.request("SetUserSetting", ShineClient.object().put("key", String.format("s%02d", i))
+          .put("value", "x".repeat(4_000))).await();
+    }
+    assertThat(session.request("GetUserSettings", ShineClient.object()).await().has("nextKey")).isTrue();
+    session.close().await();
+    JsonNode all = Json.MAPPER.readTree(Cli.run("client", "settings", "get", "--key", dora, "--server",
+        invites.url(), "--json").out());
+    assertThat(all.size()).isEqualTo(80);
+    assertThat(all.get("s79").asText()).hasSize(4_000);
+  }
+
+  @Test
   @DisplayName("failures are one line with their exit code: unknown user 5, wrong key 4, server down 3, bad key 6")
   void failures() throws IOException {
     Cli.Result unknown = Cli.run("client", "send", "--key", alice, "--server", url, "--to", "nobody", "--text", "x");

@@ -27,7 +27,8 @@ class ShineCliTest {
     }
     assertThat(Cli.run("client", "help", "chat").out()).contains("--peer=LOGIN", "--terminal");
     assertThat(Cli.run("bench", "send", "--help").out()).contains("--recipient-server=URL", "--rate=R");
-    assertThat(Cli.run("admin", "--help").out()).contains("peers", "deliveries", "retry-peer", "user");
+    assertThat(Cli.run("admin", "--help").out()).contains("peers", "deliveries", "retry-peer", "user",
+        "sync-quarantine");
   }
 
   @Test

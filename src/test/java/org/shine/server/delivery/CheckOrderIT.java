@@ -37,9 +37,10 @@ import org.shine.server.support.TestUser;
 import org.shine.server.support.TestWorld;
 
 /**
- * The v2 order of checks (PROTOCOL §5): an identical repeat is answered from the stored bytes before any other
- * check; the clock-skew check of what a session sends applies to revision 0 only; server ops refuse only a
- * createdAtMs beyond the skew in the future. The server's clock is moved by hand; the skew is the default 10 min.
+ * The order of checks (PROTOCOL §5 v2, v3): an identical repeat is answered from the stored bytes before any other
+ * check; the past bound of what a session sends applies to new messages (revision 0) only; server ops refuse only a
+ * createdAtMs beyond twice the skew in the future (v3; {@link FutureBoundIT} holds the rest of the v3 future bound).
+ * The server's clock is moved by hand; the skew is the default 10 min.
  */
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 60, timeUnit = TimeUnit.SECONDS)
@@ -47,6 +48,8 @@ class CheckOrderIT {
   private static final long WAIT_S = 20;
   private static final Duration BEYOND_SKEW = Duration.ofMinutes(11);
   private static final long SERVER_OP_LATE_MS = Duration.ofMinutes(20).toMillis();
+  /** Beyond twice the skew: the v3 future bound of server ops. */
+  private static final long SERVER_OP_AHEAD_MS = Duration.ofMinutes(21).toMillis();
   private static final MutableClock CLOCK = MutableClock.now();
   private static TestWorld world;
   private static Vertx vertx;
@@ -138,8 +141,8 @@ class CheckOrderIT {
   }
 
   @Test
-  @DisplayName("read receipts follow the rule of sends: an identical one resent 11 minutes later is a 200, a new one"
-      + " 11 minutes old is 400 CLOCK_SKEW and not stored")
+  @DisplayName("read receipts: an identical one resent 11 minutes later is a 200, a new one 11 minutes old is taken"
+      + " (v3: no past bound), one 11 minutes ahead is 400 CLOCK_SKEW and not stored")
   void readReceipts() {
     ShineClient aliceSession = loggedIn(alice);
     ShineClient bobSession = loggedIn(bob);
@@ -155,22 +158,26 @@ class CheckOrderIT {
     JsonNode again = await(bobSession.sendReadReceipt(receipt));
     DmContainer late = ShineClient.signReceipt("bob", bob.key(), "alice", second.outgoing().baseKey(),
         CLOCK.millis() - BEYOND_SKEW.toMillis());
+    DmContainer ahead = ShineClient.signReceipt("bob", bob.key(), "alice", first.outgoing().baseKey(),
+        CLOCK.millis() + BEYOND_SKEW.toMillis());
 
     assertThat(again.get("receiptKey").asText()).isEqualTo(receipt.messageKey());
     assertThat(signalsOf(receipt.messageKey())).isEqualTo(2);
-    assertRefused(bobSession.sendReadReceipt(late), 400, ErrorCode.CLOCK_SKEW);
-    assertThat(signalsOf(late.messageKey())).isZero();
+    assertThat(await(bobSession.sendReadReceipt(late)).get("receiptKey").asText()).isEqualTo(late.messageKey());
+    assertThat(signalsOf(late.messageKey())).isEqualTo(2);
+    assertRefused(bobSession.sendReadReceipt(ahead), 400, ErrorCode.CLOCK_SKEW);
+    assertThat(signalsOf(ahead.messageKey())).isZero();
   }
 
   // ---- server ops --------------------------------------------------------------------------------------
 
   @Test
   @DisplayName("ReceiveIncomingMessage over a plain connection takes a copy created 20 minutes ago and refuses one"
-      + " 20 minutes ahead with 400 CLOCK_SKEW, storing it nowhere")
+      + " 21 minutes ahead with 400 CLOCK_SKEW, storing it nowhere")
   void receiveIncomingLateAndAhead() {
     ShineClient plain = anonymous();
     DmContainer late = incoming("alice", "bob", CLOCK.millis() - SERVER_OP_LATE_MS, "late");
-    DmContainer ahead = incoming("alice", "bob", CLOCK.millis() + SERVER_OP_LATE_MS, "ahead");
+    DmContainer ahead = incoming("alice", "bob", CLOCK.millis() + SERVER_OP_AHEAD_MS, "ahead");
 
     JsonNode accepted = await(receiveIncoming(plain, late));
     assertRefused(receiveIncoming(plain, ahead), 400, ErrorCode.CLOCK_SKEW);
@@ -182,11 +189,11 @@ class CheckOrderIT {
 
   @Test
   @DisplayName("ReceiveOutcomingMessage over a plain connection takes a pair created 20 minutes ago and refuses one"
-      + " 20 minutes ahead with 400 CLOCK_SKEW, storing it nowhere")
+      + " 21 minutes ahead with 400 CLOCK_SKEW, storing it nowhere")
   void receiveOutgoingLateAndAhead() {
     ShineClient plain = anonymous();
     SignedPair late = pair(alice, "bob", CLOCK.millis() - SERVER_OP_LATE_MS, 0, "late pair");
-    SignedPair ahead = pair(alice, "bob", CLOCK.millis() + SERVER_OP_LATE_MS, 0, "early pair");
+    SignedPair ahead = pair(alice, "bob", CLOCK.millis() + SERVER_OP_AHEAD_MS, 0, "early pair");
 
     JsonNode accepted = await(receiveOutgoing(plain, late));
     assertRefused(receiveOutgoing(plain, ahead), 400, ErrorCode.CLOCK_SKEW);
@@ -199,7 +206,7 @@ class CheckOrderIT {
 
   @Test
   @DisplayName("a read receipt by ReceiveIncomingMessage follows the server-op rule: 20 minutes late is taken,"
-      + " 20 minutes ahead is 400 CLOCK_SKEW")
+      + " 21 minutes ahead is 400 CLOCK_SKEW")
   void receiptByServerOp() {
     ShineClient aliceSession = loggedIn(alice);
     SignedPair message = pair(alice, "bob", CLOCK.millis(), 0, "read me later");
@@ -208,7 +215,7 @@ class CheckOrderIT {
     DmContainer late = ShineClient.signReceipt("bob", bob.key(), "alice", message.outgoing().baseKey(),
         CLOCK.millis() - SERVER_OP_LATE_MS);
     DmContainer ahead = ShineClient.signReceipt("bob", bob.key(), "alice", message.outgoing().baseKey(),
-        CLOCK.millis() + SERVER_OP_LATE_MS);
+        CLOCK.millis() + SERVER_OP_AHEAD_MS);
 
     await(receiveIncoming(plain, late));
     assertRefused(receiveIncoming(plain, ahead), 400, ErrorCode.CLOCK_SKEW);

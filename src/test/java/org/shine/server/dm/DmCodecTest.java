@@ -527,4 +527,24 @@ class DmCodecTest {
     assertThat(Logins.isValid(login)).isFalse();
     assertThat(Logins.isValid(null)).isFalse();
   }
+
+  @Test
+  @DisplayName("peekParties reads from and to off the head of a container, and answers null for a head that holds no"
+      + " two valid logins, without throwing")
+  void peekParties() {
+    byte[] bytes = signed(DmKind.INCOMING, "").bytes();
+    assertThat(DmCodec.peekParties(bytes)).isEqualTo(new DmCodec.Parties("alice", "bob"));
+
+    byte[] badMagic = bytes.clone();
+    badMagic[0] = 'X';
+    byte[] badLogin = layout(1, 1, CREATED_AT, NONCE, 0, "Alice!".getBytes(StandardCharsets.UTF_8),
+        "bob".getBytes(StandardCharsets.UTF_8), new byte[0], BODY);
+    byte[] longFrom = bytes.clone();
+    longFrom[8 + 1 + 1 + 8 + 8 + 4] = (byte) 0xff;
+    assertThat(DmCodec.peekParties(badMagic)).isNull();
+    assertThat(DmCodec.peekParties(Arrays.copyOf(badLogin, badLogin.length + 64))).isNull();
+    assertThat(DmCodec.peekParties(longFrom)).as("a from length past the end").isNull();
+    assertThat(DmCodec.peekParties(Arrays.copyOf(bytes, 20))).isNull();
+    assertThat(DmCodec.peekParties(null)).isNull();
+  }
 }

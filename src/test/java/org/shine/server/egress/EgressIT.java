@@ -20,6 +20,7 @@ import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.Eventually;
+import org.shine.server.support.StubPeer;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
 import org.shine.server.support.TestWorld;
@@ -101,6 +102,27 @@ class EgressIT {
     assertThat(connections.get()).isZero();
     assertThat(world.sql(s1).count("SELECT count(*) FROM dm_delivery WHERE owner = 'alice' AND state = 'delivered'"))
         .isZero();
+  }
+
+  @Test
+  @DisplayName("a newer card relayed by a peer for a login known here is kept, its refused route unreachable; the"
+      + " same card from a client is 400 ROUTE_NOT_ALLOWED")
+  void relayedCardKept(Vertx vertx) {
+    StubPeer relay = world.stub().named("relay");
+    TestServer s1 = world.server("s1", "{" + POLICY + "," + FAST + ",\"peers\":[{\"serverLogin\":\"relay\","
+        + "\"url\":\"" + relay.url() + "\"}]}");
+    TestUser eve = world.user("eve", List.of(Map.entry("s1", s1.url())), s1);
+    List<Map.Entry<String, String>> moved = List.of(Map.entry("s1", s1.url()), Map.entry(DENIED_HOST, internalUrl()));
+
+    assertThatThrownBy(() -> world.anonymous(s1).publishCard("eve", eve.key(), moved, 2).await())
+        .isInstanceOfSatisfying(ShineClientException.class, e -> assertThat(e.code())
+            .isEqualTo(ErrorCode.ROUTE_NOT_ALLOWED));
+    ShineClient asRelay = world.keep(relay.sessionOn(vertx, s1.url()));
+    asRelay.publishCard("eve", eve.key(), moved, 2).await();
+
+    assertThat(world.sql(s1).count("SELECT version FROM user_card WHERE login = 'eve'")).isEqualTo(2);
+    world.awaitRetryRounds(s1, 2);
+    assertThat(connections.get()).isZero();
   }
 
   @Test

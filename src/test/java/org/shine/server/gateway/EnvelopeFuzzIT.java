@@ -232,9 +232,8 @@ class EnvelopeFuzzIT {
   }
 
   /**
-   * The session oddSettings writes on: another new user every {@value #SETTINGS_PER_USER} tries, since a user's
-   * settings are not bounded in number and GetUserSettings answers all of them in one frame (with thousands of
-   * 16 KiB values the frame outgrows what a client takes; see the fuzzing notes in docs/BENCHMARKS.md).
+   * The session oddSettings writes on: another new user every {@value #SETTINGS_PER_USER} tries, so that a user's
+   * settings stay well within its quotas (PROTOCOL §13) and the check reads them back from one GetUserSettings page.
    */
   private static ShineClient settingsSession() {
     if (settingsTries++ % SETTINGS_PER_USER == 0) {

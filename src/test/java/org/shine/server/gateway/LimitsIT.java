@@ -3,8 +3,10 @@ package org.shine.server.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import io.netty.util.internal.PlatformDependent;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -49,6 +51,7 @@ import org.shine.server.client.ShineClientException;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.Eventually;
+import org.shine.server.support.LogCapture;
 import org.shine.server.support.Sql;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
@@ -250,6 +253,46 @@ class LimitsIT {
     }
   }
 
+  @Test
+  @DisplayName("a client that sends requests and reads nothing: once its unsent bytes pass writeQueueBytes, no"
+      + " request it sends later is dispatched (none of its later writes is stored), at most the requests read"
+      + " before are answered, and it is closed after slowReaderCloseMs")
+  void congestedSessionReadsNoRequests() throws Exception {
+    Node node = node("{\"writeQueueBytes\":65536,\"slowReaderCloseMs\":1500,\"maxResponseBytes\":262144,"
+        + "\"sendsPerUserPerS\":100000}");
+    TestUser alice = world.user("alice", node.server());
+    ShineClient setup = session(alice, node);
+    TextNode value = TextNode.valueOf("x".repeat(4_000));
+    for (int i = 0; i < 60; i++) {
+      await(setup.request("SetUserSetting", withValue("s" + i, value)));
+    }
+    try (LogCapture log = LogCapture.of(GatewayVerticle.class.getName(), Level.DEBUG);
+        PlainClient client = PlainClient.connect(node.server().port())) {
+      client.login(alice);
+      // WHEN alice asks for her 240 KB of settings 40 times and reads none of the answers
+      for (int i = 0; i < 40; i++) {
+        client.writeText(ShineClient.object().put("op", "GetUserSettings").put("requestId", "get" + i).toString());
+      }
+      Eventually.until("alice's session is congested", WAIT_MS,
+          () -> log.text().contains("session congested: no longer read [session: alice]"));
+      // ... and then writes settings
+      for (int i = 0; i < 20; i++) {
+        ObjectNode frame = ShineClient.object().put("op", "SetUserSetting").put("requestId", "late" + i);
+        frame.set("payload", withValue("late" + i, TextNode.valueOf("v")));
+        client.writeText(frame.toString());
+      }
+      Eventually.until("the slow reader is closed", WAIT_MS,
+          () -> log.text().contains("session closed [session: alice, code: " + CLOSE_POLICY + "]"));
+
+      // THEN none of the later requests was read, let alone stored, and she finds only answers to earlier ones
+      assertThat(count(node, "SELECT count(*) FROM user_setting WHERE owner = 'alice' AND key LIKE 'late%'"))
+          .isZero();
+      PlainClient.Closing closing = client.readUntilClose();
+      assertThat(closing.code()).isEqualTo(CLOSE_POLICY);
+      assertThat(closing.texts()).isBetween(1, 40);
+    }
+  }
+
   /** Reads frames until {@code count} IncomingDirectMessage events have come, then stops reading. */
   private static int readEvents(PlainClient client, int count) throws IOException {
     int events = 0;
@@ -330,6 +373,67 @@ class LimitsIT {
     assertThat(new HashSet<>(seen)).isEqualTo(sentKeys);
     assertThat(reader.frameBytes()).isNotEmpty().allSatisfy(bytes -> assertThat(bytes)
         .isLessThanOrEqualTo(maxResponseBytes));
+  }
+
+  @Test
+  @DisplayName("attack 4 of issue 16, 3,000 settings of 4 KiB for one user: each past quotas.settingsBytes (1 MiB) is"
+      + " 413 QUOTA_EXCEEDED naming the quota and not stored; GetUserSettings answers in pages no larger than"
+      + " maxResponseBytes (262144), and paging reads every stored setting exactly once, in key order")
+  void settingsQuotaAndPages() {
+    int maxResponseBytes = 262_144;
+    Node node = node("{\"maxResponseBytes\":" + maxResponseBytes + ",\"sendsPerUserPerS\":100000}");
+    TestUser alice = world.user("alice", node.server());
+    RawSession writer = raw(node, new WebSocketClientOptions());
+    writer.login(alice);
+    // a 4 KiB value: 4,096 bytes of JSON text; a key of 5 bytes
+    TextNode value = TextNode.valueOf("x".repeat(4_094));
+    List<Future<JsonNode>> writes = new ArrayList<>();
+    for (int i = 0; i < 3_000; i += 32) {
+      List<Future<JsonNode>> batch = new ArrayList<>();
+      for (int j = i; j < Math.min(3_000, i + 32); j++) {
+        batch.add(writer.request("SetUserSetting", withValue(String.format("k%04d", j), value)));
+      }
+      awaitAll(batch);
+      writes.addAll(batch);
+    }
+
+    int fit = (int) (1_048_576 / (5 + 4_096));
+    assertThat(writes.stream().filter(Future::succeeded).count()).isEqualTo(fit);
+    assertThat(writes.stream().filter(Future::failed).map(Future::cause)).hasSize(3_000 - fit)
+        .allSatisfy(cause -> assertThat(cause).isInstanceOfSatisfying(ShineClientException.class, e -> {
+          assertThat(e.status()).isEqualTo(413);
+          assertThat(e.code()).isEqualTo(ErrorCode.QUOTA_EXCEEDED);
+          assertThat(e.getMessage()).contains("quotas.settingsBytes");
+        }));
+    assertThat(count(node, "SELECT count(*) FROM user_setting WHERE owner = 'alice'")).isEqualTo(fit);
+
+    RawSession reader = raw(node, new WebSocketClientOptions());
+    reader.login(alice);
+    List<String> keys = new ArrayList<>();
+    String after = null;
+    int pages = 0;
+    do {
+      ObjectNode payload = ShineClient.object();
+      if (after != null) {
+        payload.put("afterKey", after);
+      }
+      JsonNode page = await(reader.request("GetUserSettings", payload));
+      page.get("settings").properties().forEach(e -> {
+        assertThat(e.getValue()).isEqualTo(value);
+        keys.add(e.getKey());
+      });
+      after = page.path("nextKey").asText(null);
+      pages++;
+    } while (after != null && pages <= 100);
+    assertThat(pages).isBetween(4, 100);
+    assertThat(keys).hasSize(fit).doesNotHaveDuplicates().isSorted();
+    List<String> stored = new ArrayList<>();
+    await(node.sql().pool().query("SELECT key FROM user_setting WHERE owner = 'alice' ORDER BY key").execute())
+        .forEach(row -> stored.add(row.getString(0)));
+    assertThat(keys).isEqualTo(stored);
+    assertThat(reader.frameBytes()).hasSize(pages + 2).allSatisfy(bytes -> assertThat(bytes)
+        .isLessThanOrEqualTo(maxResponseBytes));
+    assertThat(await(session(alice, node).allSettings())).hasSize(fit);
   }
 
   // ---- node-wide queues and rates ------------------------------------------------------------------------

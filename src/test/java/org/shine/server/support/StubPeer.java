@@ -280,6 +280,15 @@ public final class StubPeer implements AutoCloseable {
       return response.toString();
   }
 
+  /**
+   * Writes {@code event} (an {@code op} and a {@code payload}, no requestId) to every open connection, as an access
+   * server pushes events to its users' sessions; answers how many connections got it.
+   */
+  public int push(JsonNode event) {
+    sockets.forEach(ws -> ws.writeTextMessage(event.toString()));
+    return sockets.size();
+  }
+
   /** Drops every open connection (the server keeps listening). */
   public void dropConnections() {
     sockets.forEach(ServerWebSocket::close);

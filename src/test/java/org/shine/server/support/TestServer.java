@@ -1,5 +1,6 @@
 package org.shine.server.support;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -49,6 +50,17 @@ public final class TestServer implements AutoCloseable {
       overrides.properties().forEach(e -> root.set(e.getKey(), e.getValue()));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+    // the fixture registers users of other servers (and of stubs and dead routes) on a server directly, which
+    // directory.registration "served", the default, refuses (PROTOCOL §13), and all of them from 127.0.0.1, which
+    // limits.cardsPerIpPerMin (30) would refuse after a few users: unless a test names them, test servers take any
+    // card from anywhere (AdmissionIT tests both)
+    if (!root.has("directory")) {
+      root.putObject("directory").put("registration", "open");
+    }
+    ObjectNode limits = root.has("limits") ? (ObjectNode) root.get("limits") : root.putObject("limits");
+    if (!limits.has("cardsPerIpPerMin")) {
+      limits.put("cardsPerIpPerMin", 1_000_000);
     }
     AppConfig config = ConfigLoader.parse(root.toString(), Map.of());
     ShineMetrics metrics = ShineMetrics.forNode(config.serverLogin(), config.metrics().enabled());

@@ -313,8 +313,7 @@ public final class TestWorld implements AutoCloseable {
   }
 
   private static String setting(ShineClient session) {
-    return session.request("GetUserSettings", ShineClient.object()).await().path("settings").path("probe")
-        .asText(null);
+    return session.allSettings().await().path("probe").asText(null);
   }
 
   @Override

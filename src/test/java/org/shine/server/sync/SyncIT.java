@@ -142,7 +142,8 @@ class SyncIT {
   }
 
   @Test
-  @DisplayName("one pull: every settings page before the first DM page, and bad containers are not ACKed")
+  @DisplayName("one pull: every settings page before the first DM page; a garbage container and a forged one are"
+      + " ACKed and quarantined (PROTOCOL §8 v3), not stored")
   void settingsFirstAndBadItemsRejected(Vertx vertx) {
     StubPeer source = world.stub();
     TestServer s2 = world.server("s2");
@@ -189,13 +190,19 @@ class SyncIT {
 
     Eventually.until("the DM page is stored and its ACK sent", 10_000, () -> dmAcks.size() >= 2);
 
-    int firstDm = order.indexOf("DmSyncBatch");
-    assertThat(order.subList(0, firstDm)).containsOnly("UserSettingsSyncBatch").hasSizeGreaterThanOrEqualTo(2);
+    // a snapshot: later pulls keep adding to the list
+    List<String> seen = List.copyOf(order);
+    int firstDm = seen.indexOf("DmSyncBatch");
+    assertThat(seen.subList(0, firstDm)).containsOnly("UserSettingsSyncBatch").hasSizeGreaterThanOrEqualTo(2);
     List<Long> acked = new ArrayList<>();
     dmAcks.get(1).forEach(id -> acked.add(id.asLong()));
-    assertThat(acked).containsExactlyInAnyOrder(11L, 14L);
+    assertThat(acked).containsExactlyInAnyOrder(11L, 12L, 13L, 14L);
     Sql sql = world.sql(s2);
     assertThat(sql.count("SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(2);
+    assertThat(sql.count("SELECT count(*) FROM sync_quarantine WHERE source_sync_id = 12 AND reason = 'malformed'"))
+        .isEqualTo(1);
+    assertThat(sql.count("SELECT count(*) FROM sync_quarantine WHERE source_sync_id = 13"
+        + " AND reason = 'bad_signature'")).isEqualTo(1);
     assertThat(sql.count("SELECT count(*) FROM user_setting WHERE owner = $1", alice.login())).isEqualTo(2);
   }
 

@@ -1,0 +1,173 @@
+// What the server hands the chat is checked before it is shown (PROTOCOL §13 "Clients verify"): every container
+// against its author's card key (GetUserCard), with WebCrypto Ed25519. Cards are kept in memory, at most MAX_CARDS,
+// the least recently used dropped first; a container that does not verify with a kept card is checked once more
+// against the card read anew (its author may have a newer one). For the browser and for Node.
+import {
+  Kind, b64decode, baseKey as baseKeyOf, cardText, messageKey as messageKeyOf, parseContainer,
+} from './codec.js';
+
+export const MAX_CARDS = 500;
+
+/** A check's outcome: `verified`, or why not; `checked` is false when the author's card could not be read now. */
+const ok = (container) => ({ verified: true, checked: true, reason: '', container });
+const notVerified = (reason, container = null) => ({ verified: false, checked: true, reason, container });
+const unchecked = (reason, container) => ({ verified: false, checked: false, reason, container });
+
+/**
+ * The keys a card lets sign containers: a v1 card's one publicKeyB64, once the card names the login asked for and
+ * its own signature verifies with it. The one place the chat reads keys from a card (v3 cards come here).
+ */
+export async function cardKeys(login, card) {
+  if (!card || card.login !== login) {
+    return { keys: [], problem: `the card served for ${login} is not ${login}'s` };
+  }
+  if (card.publicKeyB64 === undefined && Array.isArray(card.keys)) {
+    return { keys: [], problem: `${login}'s card is of a newer format this page does not read yet` };
+  }
+  let key;
+  let signature;
+  try {
+    key = await crypto.subtle.importKey('raw', b64decode(card.publicKeyB64), 'Ed25519', false, ['verify']);
+    signature = b64decode(card.signatureB64);
+    if (!Array.isArray(card.accessServers) || !Number.isSafeInteger(card.version)) {
+      throw new Error('malformed');
+    }
+  } catch (e) {
+    return { keys: [], problem: `${login}'s card is malformed` };
+  }
+  const signed = cardText(login, card.publicKeyB64, card.version, card.accessServers);
+  if (!(await crypto.subtle.verify('Ed25519', key, signature, signed))) {
+    return { keys: [], problem: `${login}'s card is not signed by its key` };
+  }
+  return { keys: [key], problem: null };
+}
+
+export class Verifier {
+  /**
+   * `me`: the signed-in login; `readCard(login)`: a promise of the card JSON, or null when the server has none
+   * (any other failure: the card cannot be read now).
+   */
+  constructor(me, readCard, capacity = MAX_CARDS) {
+    this.me = me;
+    this.readCard = readCard;
+    this.capacity = capacity;
+    this.cards = new Map(); // login → promise of {keys, problem}, in order of use (the oldest first)
+  }
+
+  /** A copy of an event or a history entry: its kind and the keys the server says it has must be the container's. */
+  async copy(blobB64, kind, claims = {}) {
+    const container = parse(blobB64);
+    if (!container) {
+      return notVerified('unreadable container');
+    }
+    if (container.kind !== kind || (claims.messageKey !== undefined && claims.messageKey !== messageKeyOf(container))
+        || (claims.baseKey !== undefined && claims.baseKey !== baseKeyOf(container))) {
+      return notVerified('the server\'s description does not match the message', container);
+    }
+    return this.owned(container, b64decode(blobB64));
+  }
+
+  /** The receipt a DmReadReceipt event carries (receiptBlobB64), which must say what the event says. */
+  async receipt(payload) {
+    const container = parse(payload.receiptBlobB64);
+    if (!container) {
+      return notVerified('unreadable receipt');
+    }
+    if (container.kind !== Kind.READ_RECEIPT || container.ref !== payload.baseKey
+        || container.from !== payload.readerLogin) {
+      return notVerified('the server\'s description does not match the receipt', container);
+    }
+    return this.owned(container, b64decode(payload.receiptBlobB64));
+  }
+
+  /** A container that must be the user's and its author's (the last message of a chat in the list). */
+  async blob(blobB64) {
+    const container = parse(blobB64);
+    return container ? this.owned(container, b64decode(blobB64)) : notVerified('unreadable container');
+  }
+
+  async owned(container, bytes) {
+    const mine = container.kind === Kind.INCOMING || container.kind === Kind.READ_RECEIPT
+      ? container.to === this.me : container.from === this.me;
+    if (!mine) {
+      return notVerified(`not addressed to ${this.me} (${container.from} → ${container.to})`, container);
+    }
+    return this.signature(container, bytes);
+  }
+
+  /** Whether the author's card key signs the container: the kept card first, then one read anew. */
+  async signature(container, bytes) {
+    const author = container.from;
+    const { entry, readNow } = this.lookup(author);
+    const first = await this.check(container, bytes, entry);
+    if (first.verified || !first.checked || readNow) {
+      return first;
+    }
+    return this.check(container, bytes, this.reread(author, entry));
+  }
+
+  async check(container, bytes, entry) {
+    let card;
+    try {
+      card = await entry;
+    } catch (e) {
+      return unchecked(`could not read ${container.from}'s card (${e.message})`, container);
+    }
+    if (card.problem) {
+      return notVerified(card.problem, container);
+    }
+    const signed = bytes.subarray(0, container.signedLength);
+    for (const key of card.keys) {
+      if (await crypto.subtle.verify('Ed25519', key, container.signature, signed)) {
+        return ok(container);
+      }
+    }
+    return notVerified(`this message is not signed by ${container.from}'s key`, container);
+  }
+
+  lookup(login) {
+    const kept = this.cards.get(login);
+    if (kept) {
+      this.cards.delete(login);
+      this.cards.set(login, kept);
+      return { entry: kept, readNow: false };
+    }
+    return { entry: this.keep(login, this.read(login)), readNow: true };
+  }
+
+  reread(login, stale) {
+    const now = this.cards.get(login);
+    if (now && now !== stale) {
+      return now;
+    }
+    this.cards.delete(login);
+    return this.keep(login, this.read(login));
+  }
+
+  keep(login, entry) {
+    this.cards.set(login, entry);
+    while (this.cards.size > this.capacity) {
+      this.cards.delete(this.cards.keys().next().value);
+    }
+    // a read that failed is forgotten, so that the next message tries again
+    entry.catch(() => {
+      if (this.cards.get(login) === entry) {
+        this.cards.delete(login);
+      }
+    });
+    return entry;
+  }
+
+  async read(login) {
+    const card = await this.readCard(login);
+    return card ? cardKeys(login, card) : { keys: [], problem: `${login} has no card on this server` };
+  }
+}
+
+function parse(blobB64) {
+  try {
+    return parseContainer(b64decode(blobB64));
+  } catch (e) {
+    return null;
+  }
+}

@@ -1,0 +1,70 @@
+package org.shine.server.db;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.vertx.core.Vertx;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.shine.server.support.Opened;
+import org.shine.server.support.TestDatabase;
+
+/**
+ * A sync page after {@code afterSyncId} (PROTOCOL §8 v3) walks the partial index of unsynced items from that syncId
+ * on, per shared owner: its cost follows the page, not the unACKed items before it.
+ */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
+class SyncPagePlanIT {
+  private final Opened opened = new Opened();
+
+  @AfterEach
+  void close() {
+    opened.closeAll();
+  }
+
+  @Test
+  @DisplayName("DM and settings pages after 50,000 unACKed items read the partial index sync_outbox_unsynced, never"
+      + " the table, and return the items after afterSyncId")
+  void pageAfterABacklogReadsTheIndex(Vertx vertx) {
+    TestDatabase db = opened.keep(TestDatabase.create(vertx));
+    Database.prepare(vertx, db.config()).await();
+    Pool pool = opened.pool(db);
+    // GIVEN alice on s1 and s2, 50,000 unsynced items of hers (pairs, then settings), then 200,000 synced ones
+    pool.query("INSERT INTO user_card (login, public_key, version, card_json, updated_at_ms)"
+        + " VALUES ('alice', '\\x00', 1, '{}', 0)").execute().await();
+    pool.query("INSERT INTO user_access_servers_current (login, position, server_login, url) VALUES"
+        + " ('alice', 0, 's1', 'ws://127.0.0.1:1/ws'), ('alice', 1, 's2', 'ws://127.0.0.1:2/ws')").execute().await();
+    pool.query("INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms)"
+        + " SELECT 'alice', CASE WHEN g <= 25000 THEN 1 ELSE 5 END, 'k' || g, 0, false, 0"
+        + " FROM generate_series(1, 50000) g").execute().await();
+    pool.query("INSERT INTO dm_message (owner, base_key, direction, peer, created_at_ms, revision, blob, pair_blob,"
+        + " stored_at_ms) SELECT 'alice', 'k' || g, 2, 'bob', 0, 0, '\\x01', '\\x02', 0"
+        + " FROM generate_series(1, 25000) g").execute().await();
+    // items after them that need no sync: a scan in syncId order from afterSyncId would read them all
+    pool.query("INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms)"
+        + " SELECT 'alice', 1, 'later' || g, 0, true, 0 FROM generate_series(1, 200000) g").execute().await();
+    pool.query("ANALYZE").execute().await();
+    long last = pool.query("SELECT max(sync_id) FROM sync_outbox WHERE item_type = 1 AND NOT synced").execute().await()
+        .iterator().next().getLong(0);
+
+    for (String page : new String[] {SyncRepository.DM_PAGE, SyncRepository.SETTINGS_PAGE}) {
+      StringBuilder plan = new StringBuilder();
+      for (Row row : pool.preparedQuery("EXPLAIN " + page).execute(Tuple.of("s2", 201, "s1", last - 100)).await()) {
+        plan.append(row.getString(0)).append('\n');
+      }
+      assertThat(plan.toString()).contains("sync_outbox_unsynced").doesNotContain("Seq Scan on sync_outbox");
+    }
+    SyncRepository repository = new SyncRepository(pool, "s1");
+    assertThat(repository.dmPage("s2", last - 100, 200).await()).hasSize(100)
+        .allSatisfy(item -> assertThat(item.syncId()).isGreaterThan(last - 100));
+    assertThat(repository.dmPage("s2", 0, 200).await()).hasSize(200);
+  }
+}

@@ -1,0 +1,70 @@
+package org.shine.server.hub;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import java.net.http.HttpResponse;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.shine.server.client.ShineClient;
+import org.shine.server.support.TestServer;
+import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
+import org.shine.server.util.Json;
+
+/** {@code GET /hub/v1/cards/{login}}: the cards a polling adapter verifies its events with (PROTOCOL §4 v3). */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 60, timeUnit = TimeUnit.SECONDS)
+class HubCardsIT {
+  private TestWorld world;
+
+  @BeforeEach
+  void open(Vertx vertx) {
+    world = TestWorld.on(vertx);
+  }
+
+  @AfterEach
+  void close() {
+    world.close();
+  }
+
+  @Test
+  @DisplayName("with an access token: 200 and the stored card (as GetUserCard serves it); 404 USER_NOT_FOUND for an"
+      + " unknown login, 400 for a malformed one; 401 INVALID_TOKEN without a token or with an unknown one")
+  void cards() throws Exception {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    TestUser bob = world.user("bob", s1);
+    HubHttp hub = new HubHttp(s1);
+    String token = hub.tokens(bob).get("accessToken").asText();
+
+    HttpResponse<String> found = hub.get("/cards/alice", token);
+    assertThat(found.statusCode()).isEqualTo(200);
+    assertThat(found.headers().firstValue("content-type")).hasValue("application/json");
+    JsonNode served = world.anonymous(s1).request("GetUserCard", ShineClient.object().put("login", alice.login()))
+        .await().get("card");
+    assertThat(Json.MAPPER.readTree(found.body()).get("card")).isEqualTo(served);
+    assertThat(served.get("publicKeyB64").asText()).isEqualTo(alice.key().publicKeyB64());
+
+    HttpResponse<String> unknown = hub.get("/cards/nobody", token);
+    assertThat(unknown.statusCode()).isEqualTo(404);
+    assertThat(Json.MAPPER.readTree(unknown.body()).at("/error/code").asText()).isEqualTo("USER_NOT_FOUND");
+    assertThat(hub.get("/cards/Not%20A%20Login", token).statusCode()).isEqualTo(400);
+
+    for (String wrong : new String[] {null, "not-a-token"}) {
+      HttpResponse<String> refused = hub.get("/cards/alice", wrong);
+      assertThat(refused.statusCode()).isEqualTo(401);
+      assertThat(Json.MAPPER.readTree(refused.body()).at("/error/code").asText()).isEqualTo("INVALID_TOKEN");
+    }
+    // the refresh token is not an access token
+    assertThat(hub.get("/cards/alice", hub.tokens(bob).get("refreshToken").asText()).statusCode()).isEqualTo(401);
+    assertThat(hub.post("/cards/alice", token, "{}").statusCode()).as("read only").isEqualTo(405);
+  }
+}

@@ -1,0 +1,155 @@
+// The web chat verifies what its server hands it (PROTOCOL §13 "Clients verify") and says plainly when the server
+// refuses the key — in a real Chromium against a real server (s1) from the fat jar. Screenshots go to
+// target/web-screenshots/verify-*.png.
+import assert from 'node:assert/strict';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { chromium } from 'playwright-core';
+import { Federation, ROOT, keygen } from './federation.mjs';
+
+const RUN_DIR = join(ROOT, 'target', 'web-tests-verify');
+const SHOTS = join(ROOT, 'target', 'web-screenshots');
+const CHROMIUM = process.env.SHINE_CHROMIUM || '/usr/bin/chromium';
+const WAIT = 30000;
+
+let federation;
+let browser;
+const problems = [];
+
+before(async () => {
+  rmSync(RUN_DIR, { recursive: true, force: true });
+  mkdirSync(SHOTS, { recursive: true });
+  federation = await Federation.start(RUN_DIR, ['s1']);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+});
+
+after(async () => {
+  await browser?.close();
+  await federation?.stop();
+});
+
+async function newPage(context) {
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    if (message.type() === 'error') {
+      problems.push(message.text());
+    }
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+  await page.goto(`${federation.http('s1')}/app`);
+  return page;
+}
+
+/** Imports a keygen file and registers its login on s1 alone. */
+async function importAndRegister(page, keyFile) {
+  await page.getByLabel('Import key').setInputFiles(keyFile);
+  await page.getByRole('button', { name: 'Register' }).click({ timeout: WAIT });
+  await page.getByLabel('Chat with').waitFor({ timeout: WAIT });
+  await page.getByText(/^Signed in as /).waitFor({ timeout: WAIT });
+}
+
+/** Counts the AuthLogin requests a page sends (each one a login try). */
+function countLogins(page) {
+  const counter = { logins: 0 };
+  page.on('websocket', (ws) => ws.on('framesent', (frame) => {
+    if (typeof frame.payload === 'string' && frame.payload.includes('"op":"AuthLogin"')) {
+      counter.logins++;
+    }
+  }));
+  return counter;
+}
+
+test('a message changed in the server\'s database is shown as not verified, never as its text', async () => {
+  const aliceKey = keygen(join(RUN_DIR, 'alice.key'), 'alice');
+  const bobKey = keygen(join(RUN_DIR, 'bob.key'), 'bob');
+  const alice = await newPage(await browser.newContext());
+  await importAndRegister(alice, aliceKey);
+  const bobContext = await browser.newContext();
+  const bob = await newPage(bobContext);
+  await importAndRegister(bob, bobKey);
+
+  await alice.getByLabel('Chat with').fill('bob');
+  await alice.getByLabel('Chat with').press('Enter');
+  for (const text of ['genuine words', 'pay carol 10']) {
+    await alice.getByLabel('Message').fill(text);
+    await alice.getByRole('button', { name: 'Send' }).click();
+    await alice.waitForFunction((t) => [...document.querySelectorAll('li[data-message-key]')]
+      .some((li) => li.querySelector('.text')?.textContent === t && ['delivered', 'read'].includes(li.dataset.state)),
+    text, { timeout: WAIT });
+  }
+
+  // WHEN the server's copy of bob's second message is changed (10 becomes 99)
+  assert.equal(federation.sql('s1', 'UPDATE dm_message SET blob = overlay(blob placing convert_to(\'carol 99\', \'UTF8\')'
+    + ' from position(convert_to(\'carol 10\', \'UTF8\') in blob)) WHERE owner = \'bob\''
+    + ' AND position(convert_to(\'carol 10\', \'UTF8\') in blob) > 0 RETURNING 1').trim(), '1');
+
+  // THEN bob, opening the chat afresh, sees it marked as not verified, and the genuine one as it was
+  await bob.reload();
+  await bob.locator('button[data-peer="alice"]').click({ timeout: WAIT });
+  const marked = bob.locator('li[data-verified="false"]');
+  await marked.waitFor({ timeout: WAIT });
+  assert.equal(await marked.count(), 1);
+  assert.equal(await marked.locator('.text').textContent(),
+    'Not verified — this message is not signed by alice\'s key');
+  assert.equal(await marked.getAttribute('data-state'), 'not-verified');
+  await bob.locator('li[data-verified="true"]', { hasText: 'genuine words' }).waitFor({ timeout: WAIT });
+  const shown = await bob.locator('#messages').textContent();
+  assert.doesNotMatch(shown, /carol 99|carol 10/, 'the changed words are never shown');
+  assert.match(await bob.locator('button[data-peer="alice"] .last').textContent(), /^Not verified/,
+    'the chat list does not show the changed words either');
+  await marked.screenshot({ path: join(SHOTS, 'verify-not-verified.png') });
+  assert.deepEqual(problems, []);
+  await bobContext.close();
+});
+
+test('a key file of another key for an existing login: "This key is not alice\'s key on this server", no retries,'
+  + ' and the user can import the right key or sign out', async () => {
+  const aliceKey = join(RUN_DIR, 'alice.key'); // registered by the test above
+  const impostor = keygen(join(RUN_DIR, 'impostor-alice.key'), 'alice');
+  const context = await browser.newContext();
+  const page = await newPage(context);
+  const counter = countLogins(page);
+
+  await page.getByLabel('Import key').setInputFiles(impostor);
+  await page.getByText('This key is not alice\'s key on this server.').waitFor({ timeout: WAIT });
+  assert.equal(await page.locator('#me').textContent(), 'Not signed in');
+  assert.equal(await page.locator('#chat').isHidden(), true);
+  await page.screenshot({ path: join(SHOTS, 'verify-wrong-key.png') });
+  // the old page tried again every 0.25-8 s and said "Offline: reconnecting"; this one waits for the user
+  await page.waitForTimeout(3000);
+  assert.equal(counter.logins, 1, 'one login try, no reconnection loop');
+  assert.equal(await page.locator('#banner').textContent(), '');
+
+  // the right key: signed in
+  await page.getByLabel('Import another key').setInputFiles(aliceKey);
+  await page.getByText('Signed in as alice').waitFor({ timeout: WAIT });
+  assert.equal(await page.locator('#refused').isHidden(), true);
+  assert.equal(counter.logins, 2);
+
+  assert.deepEqual(problems, []);
+  await context.close();
+
+  // a fresh browser with the wrong key: Sign out forgets it and goes back to the start
+  const fresh = await browser.newContext();
+  const other = await newPage(fresh);
+  await other.getByLabel('Import key').setInputFiles(impostor);
+  await other.getByText('This key is not alice\'s key on this server.').waitFor({ timeout: WAIT });
+  await other.getByRole('button', { name: 'Sign out' }).click();
+  await other.getByRole('button', { name: 'Create key' }).waitFor({ timeout: WAIT });
+  await other.reload();
+  await other.getByRole('button', { name: 'Create key' }).waitFor({ timeout: WAIT });
+  assert.equal(await other.locator('#me').textContent(), '');
+  assert.deepEqual(problems, []);
+  await fresh.close();
+});
+
+test('a key file for a login this server does not know: "register first"', async () => {
+  const stranger = keygen(join(RUN_DIR, 'stranger.key'), 'stranger');
+  const context = await browser.newContext();
+  const page = await newPage(context);
+  await page.getByLabel('Import key').setInputFiles(stranger);
+  await page.getByText('There is no user stranger on this server: register first.').waitFor({ timeout: WAIT });
+  await page.getByRole('button', { name: 'Register' }).waitFor();
+  await context.close();
+});
