@@ -112,10 +112,7 @@ class HttpEndpointsIT {
   @Test
   @DisplayName("an unreachable database is one line naming host:port and the settings")
   void unreachableDatabaseIsNamed() throws Exception {
-    int closedPort;
-    try (ServerSocket probe = new ServerSocket(0)) {
-      closedPort = probe.getLocalPort();
-    }
+    int closedPort = TestServer.freePort();
     AppConfig.Db db = new AppConfig.Db("127.0.0.1", closedPort, "nowhere", "postgres", "", 1, 2_000, 2_000);
 
     Throwable failure = catchThrowable(() -> Database.prepare(vertx, db).await(20, TimeUnit.SECONDS));

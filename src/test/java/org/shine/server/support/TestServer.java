@@ -4,9 +4,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Clock;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.shine.server.config.AppConfig;
 import org.shine.server.config.ConfigLoader;
@@ -20,6 +23,12 @@ import org.shine.server.util.Json;
  * given database. Config overrides are JSON merged over the defaults exactly as a config file would be.
  */
 public final class TestServer implements AutoCloseable {
+  /** Ports handed to test servers: below the ephemeral range, so no outgoing connection takes one meanwhile. */
+  private static final int PORT_LOW = 20_000;
+  private static final int PORT_HIGH = 32_000;
+  /** Where this JVM starts in that range (another JVM running tests at once most likely starts elsewhere). */
+  private static final int PORT_BASE = ThreadLocalRandom.current().nextInt(PORT_HIGH - PORT_LOW);
+  private static final AtomicInteger NEXT_PORT = new AtomicInteger();
   private final Vertx vertx;
   private final AppConfig config;
   private final ShineServer server;
@@ -146,11 +155,18 @@ public final class TestServer implements AutoCloseable {
   }
 
   public static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      socket.setReuseAddress(true);
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+    // below the kernel's ephemeral range (32768-60999 on Linux): a port handed out here and bound a little later
+    // (a server declared before it starts, which its peers already dial) is never taken meanwhile as the source port
+    // of some outgoing connection, and a dial to it can never connect to itself
+    for (int i = 0; i < PORT_HIGH - PORT_LOW; i++) {
+      int port = PORT_LOW + (PORT_BASE + NEXT_PORT.getAndIncrement()) % (PORT_HIGH - PORT_LOW);
+      try (ServerSocket socket = new ServerSocket()) {
+        socket.bind(new InetSocketAddress("127.0.0.1", port));
+        return port;
+      } catch (IOException taken) {
+        // try the next one
+      }
     }
+    throw new IllegalStateException("no free loopback port in " + PORT_LOW + ".." + PORT_HIGH);
   }
 }
