@@ -1,20 +1,13 @@
 package org.shine.server.peer;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.WebSocket;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketConnectOptions;
 import io.vertx.core.net.SocketAddress;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import org.shine.server.config.AppConfig.PeerProtocol;
@@ -23,8 +16,6 @@ import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
-import org.shine.server.util.Json;
-import org.shine.server.util.LogText;
 import org.shine.server.util.WsUrls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,21 +63,14 @@ final class PeerConnection {
   private final Consumer<String> onConnected;
   private final Consumer<String> onSession;
   private final Consumer<String> onReturn;
-  private final Map<String, Pending> pending = new HashMap<>();
-  private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
-  private final int window;
-  private final int maxWaiting;
-  private final int writeQueueBytes;
+  private final CallWindow calls;
   private final PeerProbe probe;
-  /** Bytes handed to the socket and not yet written to it. */
-  private long unsentBytes;
   private long probeTimer = -1;
   private WebSocket socket;
   private Login login;
   /** The login in progress on the current connection (completed once it has an outcome). */
   private Future<Login> loggingIn = Future.succeededFuture(Login.REFUSED);
   private Future<WebSocket> connecting;
-  private long nextRequestId;
   private long backoffMs = BACKOFF_START_MS;
   /** Why the last connect, login or connection failed (null: nothing failed since the last success). */
   private String lastError;
@@ -107,12 +91,32 @@ final class PeerConnection {
       CallLimits limits, Consumer<String> onConnected, Consumer<String> onSession,
       Consumer<String> onReturn) {
     this.vertx = vertx;
-    this.window = limits.window();
-    this.maxWaiting = limits.maxWaiting();
-    this.writeQueueBytes = limits.writeQueueBytes();
     this.probe = new PeerProbe(limits.timeoutsToDown(), BACKOFF_MAX_MS);
     this.client = client;
     this.url = target.url();
+    this.calls = new CallWindow(vertx, url, limits, new CallWindow.Listener() {
+      @Override
+      public void timedOut(String op, ObjectNode payload) {
+        if (probe.timedOut(op, payload)) {
+          unanswered("the last " + probe.timeoutsToDown() + " calls timed out (the last: " + op + ")");
+        }
+      }
+
+      @Override
+      public void unread(WebSocket ws, String op, ObjectNode payload, long unsentBytes) {
+        probe.unread(op, payload);
+        unanswered(unsentBytes + " bytes unsent, over limits.writeQueueBytes " + limits.writeQueueBytes());
+        ws.close();
+      }
+
+      @Override
+      public void answered(boolean wasProbe) {
+        probe.answered();
+        if (wasProbe) {
+          answersAgain();
+        }
+      }
+    });
     this.serverLogin = target.serverLogin();
     this.protocol = target.protocol();
     this.insecure = target.insecure();
@@ -169,17 +173,17 @@ final class PeerConnection {
   PeerStatus status() {
     long backoff = probe.holdsDown() ? probe.delayMs() : down || socket == null ? backoffMs : 0;
     return new PeerStatus(serverLogin, url, persistent, socket != null, authenticated(), down, lastError,
-        backoff, pending.size(), waiting.size());
+        backoff, calls.inFlight(), calls.waitingCount());
   }
 
   /** True while calls are in flight or waiting, or a connect is under way. */
   boolean busy() {
-    return !pending.isEmpty() || !waiting.isEmpty() || connecting != null;
+    return !calls.empty() || connecting != null;
   }
 
   /** Nanoseconds since the last call on this connection, or 0 while calls are in flight or waiting. */
   long idleNanos() {
-    return pending.isEmpty() && waiting.isEmpty() && connecting == null ? System.nanoTime() - lastUsedNanos : 0;
+    return calls.empty() && connecting == null ? System.nanoTime() - lastUsedNanos : 0;
   }
 
   /**
@@ -204,40 +208,13 @@ final class PeerConnection {
             "no server session with " + url + " (" + (lastError == null ? "not logged in" : lastError) + "); " + op
                 + " waits until there is one"));
       }
-      if (pending.size() < window) {
-        return send(ws, op, payload, Math.max(1, deadline - System.currentTimeMillis()));
-      }
-      if (waiting.size() >= maxWaiting) {
-        return Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_BUSY,
-            maxWaiting + " calls already wait for " + url + "; retry later"));
-      }
-      Promise<JsonNode> queued = Promise.promise();
-      waiting.add(new Waiting(op, payload, deadline, queued));
-      return queued.future();
+      return calls.call(ws, op, payload, deadline);
     });
-  }
-
-  /** Sends waiting calls while the window has room; calls whose time ran out while waiting fail. */
-  private void sendWaiting() {
-    while (socket != null && pending.size() < window && !waiting.isEmpty()) {
-      Waiting next = waiting.poll();
-      long left = next.deadline - System.currentTimeMillis();
-      if (left <= 0) {
-        next.promise.tryFail(timeout(next.op, 0));
-      } else {
-        send(socket, next.op, next.payload, left).onComplete(next.promise);
-      }
-    }
   }
 
   private ProtocolException unansweredFailure() {
     return new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE, "peer " + url
         + " is down: its calls went unanswered; probing every " + BACKOFF_MAX_MS / 1000 + " s at most");
-  }
-
-  private ProtocolException timeout(String op, long timeoutMs) {
-    return new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_TIMEOUT,
-        op + " to " + url + " timed out" + (timeoutMs > 0 ? " after " + timeoutMs + " ms" : " waiting to be sent"));
   }
 
   void close() {
@@ -289,7 +266,7 @@ final class PeerConnection {
             .map(ws -> new Connected(ws, destination.allowsSession(insecure))))
         .map(connected -> {
           WebSocket ws = connected.ws();
-          ws.textMessageHandler(this::onFrame);
+          ws.textMessageHandler(calls::onFrame);
           ws.closeHandler(v -> detach(ws));
           ws.exceptionHandler(failure -> LOG.debug("peer socket error [url: {}]: {}", url, failure.toString()));
           attach(ws, connected.sessionAllowed());
@@ -329,6 +306,7 @@ final class PeerConnection {
 
   private void attach(WebSocket ws, boolean sessionAllowed) {
     socket = ws;
+    calls.use(ws);
     login = null;
     backoffMs = BACKOFF_START_MS;
     if (probe.holdsDown()) {
@@ -356,7 +334,8 @@ final class PeerConnection {
 
   /** Logs in on {@code ws} and acts on the outcome; a refusal is retried with the login backoff. */
   private void logInOn(WebSocket ws) {
-    loggingIn = handshake.logIn((op, payload) -> send(ws, op, payload, callTimeoutMs), url, serverLogin, protocol)
+    loggingIn = handshake.logIn((op, payload) -> calls.send(ws, op, payload, callTimeoutMs, false), url, serverLogin,
+            protocol)
         .map(outcome -> {
           if (socket != ws) {
             return outcome.login();
@@ -406,19 +385,7 @@ final class PeerConnection {
   }
 
   private void detach(WebSocket ws) {
-    List<Pending> lost = new ArrayList<>();
-    pending.entrySet().removeIf(entry -> {
-      if (entry.getValue().ws == ws) {
-        lost.add(entry.getValue());
-        return true;
-      }
-      return false;
-    });
-    for (Pending call : lost) {
-      vertx.cancelTimer(call.timer);
-      call.promise.tryFail(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
-          "connection to " + url + " was lost"));
-    }
+    calls.lost(ws);
     if (socket != ws) {
       return;
     }
@@ -430,12 +397,6 @@ final class PeerConnection {
       metrics.peerUp(serverLogin, false);
     }
     LOG.info("peer connection lost [url: {}]", url);
-    List<Waiting> unsent = new ArrayList<>(waiting);
-    waiting.clear();
-    for (Waiting call : unsent) {
-      call.promise.tryFail(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
-          "connection to " + url + " was lost"));
-    }
     scheduleReconnect();
   }
 
@@ -458,45 +419,6 @@ final class PeerConnection {
     return backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
   }
 
-  private Future<JsonNode> send(WebSocket ws, String op, ObjectNode payload, long timeoutMs) {
-    return send(ws, op, payload, timeoutMs, false);
-  }
-
-  private Future<JsonNode> send(WebSocket ws, String op, ObjectNode payload, long timeoutMs, boolean isProbe) {
-    String requestId = "p-" + (++nextRequestId);
-    ObjectNode frame = Json.MAPPER.createObjectNode();
-    frame.put("op", op).put("requestId", requestId).set("payload", payload);
-    Promise<JsonNode> promise = Promise.promise();
-    long timer = vertx.setTimer(timeoutMs, id -> {
-      if (pending.remove(requestId) != null) {
-        promise.tryFail(timeout(op, timeoutMs));
-        if (probe.timedOut(op, payload)) {
-          unanswered("the last " + probe.timeoutsToDown() + " calls timed out (the last: " + op + ")");
-        }
-        sendWaiting();
-      }
-    });
-    pending.put(requestId, new Pending(ws, promise, timer, isProbe));
-    String text = frame.toString();
-    int bytes = text.length();
-    unsentBytes += bytes;
-    ws.writeTextMessage(text).onComplete(ar -> unsentBytes -= bytes).onFailure(failure -> {
-      Pending call = pending.remove(requestId);
-      if (call != null) {
-        vertx.cancelTimer(call.timer);
-        call.promise.tryFail(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
-            "cannot write to " + url + ": " + failure.getMessage()));
-        sendWaiting();
-      }
-    });
-    if (unsentBytes > writeQueueBytes && socket == ws) {
-      probe.unread(op, payload);
-      unanswered(unsentBytes + " bytes unsent, over limits.writeQueueBytes " + writeQueueBytes);
-      ws.close();
-    }
-    return promise.future();
-  }
-
   /**
    * PROTOCOL §13: the peer left calls unanswered (or unread). It is down: waiting calls fail now, new ones at once,
    * and the probe loop runs until one is answered.
@@ -508,11 +430,7 @@ final class PeerConnection {
       down = true;
       LOG.info("peer down: calls towards it fail at once until a probe is answered [url: {}]: {}", url, reason);
     }
-    List<Waiting> unsent = new ArrayList<>(waiting);
-    waiting.clear();
-    for (Waiting call : unsent) {
-      call.promise.tryFail(unansweredFailure());
-    }
+    calls.failWaiting(this::unansweredFailure);
     scheduleProbe();
   }
 
@@ -525,7 +443,7 @@ final class PeerConnection {
       probeTimer = -1;
       if (!closed && probe.holdsDown() && socket != null) {
         LOG.debug("probing a peer that left calls unanswered [url: {}, op: {}]", url, probe.op());
-        send(socket, probe.op(), probe.payload(), callTimeoutMs, true).onFailure(failure -> scheduleProbe());
+        calls.send(socket, probe.op(), probe.payload(), callTimeoutMs, true).onFailure(failure -> scheduleProbe());
       }
     });
   }
@@ -543,47 +461,10 @@ final class PeerConnection {
     onReturn.accept(url);
   }
 
-  private void onFrame(String text) {
-    JsonNode frame;
-    try {
-      frame = Json.MAPPER.readTree(text);
-    } catch (JsonProcessingException e) {
-      LOG.debug("unreadable frame from peer [url: {}]", url);
-      return;
-    }
-    JsonNode requestId = frame == null ? null : frame.get("requestId");
-    Pending call = requestId == null ? null : pending.remove(requestId.asText());
-    if (call == null) {
-      return;
-    }
-    vertx.cancelTimer(call.timer);
-    probe.answered();
-    if (call.probe) {
-      answersAgain();
-    }
-    sendWaiting();
-    int status = frame.path("status").asInt();
-    if (status == Status.OK) {
-      call.promise.tryComplete(frame.path("payload"));
-    } else {
-      // a peer's words enter here: escaped and cut once, so no log line or answer built from them can be forged
-      JsonNode error = frame.path("error");
-      call.promise.tryFail(new ProtocolException(status == 0 ? Status.INTERNAL : status,
-          LogText.escape(error.path("code").asText(ErrorCode.INTERNAL)),
-          LogText.escape(error.path("message").asText(""))));
-    }
-  }
-
   /**
    * Whom a connection dials: the URL, the serverLogin that {@code peers} or a current route gives for it, the
    * server-session version it speaks, whether it is a configured peer, and whether a session may run over plain ws.
    */
   record Target(String url, String serverLogin, PeerProtocol protocol, boolean configured, boolean insecure) {
-  }
-
-  private record Pending(WebSocket ws, Promise<JsonNode> promise, long timer, boolean probe) {
-  }
-
-  private record Waiting(String op, ObjectNode payload, long deadline, Promise<JsonNode> promise) {
   }
 }
