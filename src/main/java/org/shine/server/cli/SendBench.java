@@ -541,15 +541,18 @@ final class SendBench {
     return text.replaceAll("[^A-Za-z0-9]+", "_").replaceAll("^_|_$", "");
   }
 
-  private static String ms(Histogram histogram, double percentile) {
+  /** A percentile of a histogram of microseconds, in milliseconds with one decimal ("na" when empty). */
+  static String ms(Histogram histogram, double percentile) {
     return histogram.getTotalCount() == 0 ? "na" : ms(histogram.getValueAtPercentile(percentile));
   }
 
-  private static String ms(long micros) {
+  /** Microseconds in milliseconds with one decimal. */
+  static String ms(long micros) {
     return String.format(Locale.ROOT, "%.1f", micros / 1000.0);
   }
 
-  private static void sleepUntil(long nanos) {
+  /** Sleeps this thread until {@code System.nanoTime()} reaches {@code nanos} (a load generator's pacing). */
+  static void sleepUntil(long nanos) {
     long left = nanos - System.nanoTime();
     if (left > 0) {
       sleepQuietly(TimeUnit.NANOSECONDS.toMillis(left) + 1);

@@ -1,5 +1,8 @@
 package org.shine.server.cli;
 
+import static org.shine.server.cli.SendBench.ms;
+import static org.shine.server.cli.SendBench.sleepUntil;
+
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
@@ -266,25 +269,6 @@ final class SpamBench {
       return client.serverLogin("bench").await();
     } finally {
       client.close();
-    }
-  }
-
-  private static String ms(Histogram histogram, double percentile) {
-    return histogram.getTotalCount() == 0 ? "na" : ms(histogram.getValueAtPercentile(percentile));
-  }
-
-  private static String ms(long micros) {
-    return String.format(Locale.ROOT, "%.1f", micros / 1000.0);
-  }
-
-  private static void sleepUntil(long nanos) {
-    long left = nanos - System.nanoTime();
-    if (left > 0) {
-      try {
-        TimeUnit.NANOSECONDS.sleep(left);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
     }
   }
 
