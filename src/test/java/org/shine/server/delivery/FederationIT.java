@@ -378,7 +378,12 @@ class FederationIT {
   @Test
   @DisplayName("(j) the sibling's own schedule delivers after the original server dies following the forward")
   void siblingTakesOver() {
-    TestServer[] both = test.servers("sa", "sb");
+    // a schedule whose later points lie well after the origin's shutdown (which drains for a while): the sibling must
+    // still be trying when the recipient comes back
+    test.sites("sa", "sb");
+    String slowLastPoints = "{\"delivery\":{\"scheduleMs\":[0,400,1000,4000,15000],\"workerPeriodMs\":50,"
+        + "\"callTimeoutMs\":500,\"leaseMs\":3000}}";
+    TestServer[] both = {test.server("sa", slowLastPoints), test.server("sb", slowLastPoints)};
     TestServer origin = both[0];
     TestServer sibling = both[1];
     AtomicBoolean up = new AtomicBoolean(false);
