@@ -384,6 +384,7 @@ class FederationIT {
     String slowLastPoints = "{\"delivery\":{\"scheduleMs\":[0,400,1000,4000,15000],\"workerPeriodMs\":50,"
         + "\"callTimeoutMs\":500,\"leaseMs\":3000}}";
     TestServer[] both = {test.server("sa", slowLastPoints), test.server("sb", slowLastPoints)};
+    test.awaitSessions(both);
     TestServer origin = both[0];
     TestServer sibling = both[1];
     AtomicBoolean up = new AtomicBoolean(false);

@@ -16,6 +16,9 @@ import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
+import org.shine.server.bus.Addresses;
+import org.shine.server.bus.BusReplies;
+import org.shine.server.peer.PeerStatus;
 import org.shine.server.util.Json;
 
 /**
@@ -106,10 +109,32 @@ public final class TestWorld implements AutoCloseable {
     return this;
   }
 
-  /** Starts {@code serverLogins} with this world's config, each a configured peer of the others. */
+  /**
+   * Starts {@code serverLogins} with this world's config, each a configured peer of the others, and waits until each
+   * has a server session with each of the others (as an operator's federation is, once it has settled).
+   */
   public TestServer[] servers(String... serverLogins) {
     sites(serverLogins);
-    return Arrays.stream(serverLogins).map(this::server).toArray(TestServer[]::new);
+    TestServer[] started = Arrays.stream(serverLogins).map(this::server).toArray(TestServer[]::new);
+    awaitSessions(started);
+    return started;
+  }
+
+  /**
+   * Waits until every one of {@code servers} holds an authenticated connection to each of the others: a server that
+   * started before its peers has them down in its reconnect loop for a few seconds, and its first calls would fail.
+   */
+  public void awaitSessions(TestServer... servers) {
+    for (TestServer server : servers) {
+      for (TestServer other : servers) {
+        if (other == server) {
+          continue;
+        }
+        Eventually.until(server.serverLogin() + " has a server session with " + other.serverLogin(), 30_000,
+            () -> BusReplies.<PeerStatus.All>request(server.vertx().eventBus(), Addresses.PEER_STATUS, "").await()
+                .peers().stream().anyMatch(p -> p.url().equals(other.url()) && p.authenticated() && !p.down()));
+      }
+    }
   }
 
   /** {@code overridesJson} with {@code peers} set to every other server of this world, unless it names its own. */
@@ -160,11 +185,11 @@ public final class TestWorld implements AutoCloseable {
 
   /** Starts s1..s4 (alice's s1, s2 and bob's s3, s4), the cards of both published on all four. */
   public Federation federation() {
-    sites("s1", "s2", "s3", "s4");
-    TestServer s1 = server("s1");
-    TestServer s2 = server("s2");
-    TestServer s3 = server("s3");
-    TestServer s4 = server("s4");
+    TestServer[] servers = servers("s1", "s2", "s3", "s4");
+    TestServer s1 = servers[0];
+    TestServer s2 = servers[1];
+    TestServer s3 = servers[2];
+    TestServer s4 = servers[3];
     TestUser alice = user("alice", routes(s1, s2), s1, s2, s3, s4);
     TestUser bob = user("bob", routes(s3, s4), s1, s2, s3, s4);
     return new Federation(s1, s2, s3, s4, alice, bob);
