@@ -41,8 +41,8 @@ final class CallerHandshake {
   }
 
   /** What the peer made of our login; a refusal carries its reason for the admin API. */
-  record Outcome(PeerConnection.Login login, String reason) {
-    static Outcome of(PeerConnection.Login login) {
+  record Outcome(SessionLogin.Login login, String reason) {
+    static Outcome of(SessionLogin.Login login) {
       return new Outcome(login, null);
     }
   }
@@ -59,7 +59,7 @@ final class CallerHandshake {
    */
   Future<Outcome> logIn(Sender send, String url, String expected, PeerProtocol protocol) {
     Future<Outcome> attempt = switch (protocol) {
-      case V1 -> Future.succeededFuture(Outcome.of(PeerConnection.Login.NOT_SUPPORTED));
+      case V1 -> Future.succeededFuture(Outcome.of(SessionLogin.Login.NOT_SUPPORTED));
       case V2 -> logInV2(send, expected);
       case V3 -> logInV3(send, url, expected);
     };
@@ -70,11 +70,11 @@ final class CallerHandshake {
       if (refused.status() == Status.BAD_REQUEST && ErrorCode.UNKNOWN_OP.equals(refused.code())) {
         LOG.info("peer connected without a server session: it does not know ServerAuthChallenge (a v1 server);"
             + " open ops only [url: {}]", LogText.escape(url));
-        return Future.succeededFuture(Outcome.of(PeerConnection.Login.NOT_SUPPORTED));
+        return Future.succeededFuture(Outcome.of(SessionLogin.Login.NOT_SUPPORTED));
       }
       LOG.warn("peer refused this server's login [url: {}, status: {}, code: {}]: {}", LogText.escape(url),
           refused.status(), LogText.escape(refused.code()), LogText.escape(refused.getMessage()));
-      return Future.succeededFuture(new Outcome(PeerConnection.Login.REFUSED, "login refused: " + refused.status()
+      return Future.succeededFuture(new Outcome(SessionLogin.Login.REFUSED, "login refused: " + refused.status()
           + " " + LogText.escape(refused.code())));
     });
   }
@@ -109,7 +109,7 @@ final class CallerHandshake {
               .compose(signature -> send.send(Ops.SERVER_AUTH_LOGIN, Json.MAPPER.createObjectNode()
                   .put("serverLogin", identity.serverLogin()).put("url", url)
                   .put("signatureB64", Base64.getEncoder().encodeToString(signature))))
-              .map(ok -> Outcome.of(PeerConnection.Login.AUTHENTICATED));
+              .map(ok -> Outcome.of(SessionLogin.Login.AUTHENTICATED));
         }
         if (verified.cause() instanceof ProtocolException refused && refused.status() != Status.UNAVAILABLE) {
           return Future.succeededFuture(ourRefusal(url, "its hello does not verify: " + refused.getMessage()));
@@ -132,13 +132,13 @@ final class CallerHandshake {
           .compose(signature -> send.send(Ops.SERVER_AUTH_LOGIN, Json.MAPPER.createObjectNode()
               .put("serverLogin", identity.serverLogin())
               .put("signatureB64", Base64.getEncoder().encodeToString(signature))))
-          .map(ok -> Outcome.of(PeerConnection.Login.AUTHENTICATED));
+          .map(ok -> Outcome.of(SessionLogin.Login.AUTHENTICATED));
     });
   }
 
   private static Outcome ourRefusal(String url, String why) {
     LOG.warn("no server session with peer: this server signs nothing for it, its sync waits; open ops still go"
         + " there [url: {}]: {}", LogText.escape(url), why);
-    return new Outcome(PeerConnection.Login.REFUSED, "not logged in: " + why);
+    return new Outcome(SessionLogin.Login.REFUSED, "not logged in: " + why);
   }
 }

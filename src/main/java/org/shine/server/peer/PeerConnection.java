@@ -21,23 +21,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One persistent WebSocket connection to another server, multiplexing requests by {@code requestId}. Each connect
+ * One persistent WebSocket connection to another server: its life, from the dial to the reconnect loop. Each connect
  * goes to an address the egress policy allows (PROTOCOL §13: the host resolved once, every address checked, the
- * connection made to a checked one; a configured peer is always allowed). Every new connection logs in at once as
- * this server ({@link CallerHandshake}, PROTOCOL §6a v3) when the transport allows a server session (wss, a loopback
- * address, or a peer configured {@code insecure}); calls of the open server ops do not wait for it, calls that need
- * a server session (the sync ops) do. A refused login leaves the connection usable for the open ops, is retried with
- * the reconnect backoff, and fails calls that need a server session at once; a peer that does not know the login op
- * is used for the open ops only, and for sync too only when it is configured {@code "protocol": "v1"}. A call while disconnected
- * connects at once (one connect at a time, shared by every waiting call); a lost connection fails its in-flight
- * calls immediately and reconnects by itself with capped exponential backoff and jitter. Per destination
- * (PROTOCOL §7.6): once a connect fails the peer is down — calls fail at once, without a connect of their own,
- * while one reconnect loop tries every {@value #BACKOFF_MAX_MS} ms at most; the first connection that opens again
- * is reported ({@code onReturn}) so that the rows waiting for this peer get an extra attempt. PROTOCOL §13: at most
- * {@link CallLimits#window()} calls are in flight; a peer whose last {@link CallLimits#timeoutsToDown()} calls timed
- * out, or whose socket holds more than {@link CallLimits#writeQueueBytes()} unsent (the socket is then closed), is
- * down the same way, and stays down across reconnects until a {@link PeerProbe} is answered. Confined to one event
- * loop.
+ * connection made to a checked one; a configured peer is always allowed). On each new socket the server session is
+ * opened by {@link SessionLogin} when the transport allows one; the requests go through {@link CallWindow}; calls of
+ * the open server ops do not wait for the login, calls that need a server session (the sync ops) do. A call while
+ * disconnected connects at once (one connect at a time, shared by every waiting call); a lost connection fails its
+ * in-flight calls immediately and reconnects by itself with capped exponential backoff and jitter. Per destination
+ * (PROTOCOL §7.6): once a connect fails the peer is down — calls fail at once, without a connect of their own, while
+ * one reconnect loop tries every {@value #BACKOFF_MAX_MS} ms at most; the first connection that opens again is
+ * reported ({@code onReturn}) so that the rows waiting for this peer get an extra attempt. PROTOCOL §13: a peer whose
+ * last {@link CallLimits#timeoutsToDown()} calls timed out, or whose socket holds more than
+ * {@link CallLimits#writeQueueBytes()} unsent (the socket is then closed), is down the same way, and stays down
+ * across reconnects until a {@link PeerProbe} is answered. Confined to one event loop.
  */
 final class PeerConnection {
   private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
@@ -45,38 +41,28 @@ final class PeerConnection {
   /** PROTOCOL §7.6: a server that comes back is noticed within this (plus jitter below it). */
   static final long BACKOFF_MAX_MS = 5_000;
 
-  /** What the peer made of our login. */
-  enum Login { AUTHENTICATED, REFUSED, NOT_SUPPORTED }
-
   private final Vertx vertx;
   private final WebSocketClient client;
   private final String url;
   private final String serverLogin;
-  private final CallerHandshake handshake;
   private final EgressResolver egress;
   private final Future<Void> nodeUp;
-  private final PeerProtocol protocol;
   private final boolean insecure;
   private final ShineMetrics metrics;
   private final long callTimeoutMs;
   private final boolean persistent;
   private final Consumer<String> onConnected;
-  private final Consumer<String> onSession;
   private final Consumer<String> onReturn;
   private final CallWindow calls;
+  private final SessionLogin session;
   private final PeerProbe probe;
   private long probeTimer = -1;
   private WebSocket socket;
-  private Login login;
-  /** The login in progress on the current connection (completed once it has an outcome). */
-  private Future<Login> loggingIn = Future.succeededFuture(Login.REFUSED);
   private Future<WebSocket> connecting;
   private long backoffMs = BACKOFF_START_MS;
   /** Why the last connect, login or connection failed (null: nothing failed since the last success). */
   private String lastError;
-  private long loginBackoffMs = BACKOFF_START_MS;
   private long reconnectTimer = -1;
-  private long loginTimer = -1;
   private long lastUsedNanos = System.nanoTime();
   private boolean closed;
   /** A connect failed and no connection has opened since: calls fail at once while the reconnect loop runs. */
@@ -118,16 +104,14 @@ final class PeerConnection {
       }
     });
     this.serverLogin = target.serverLogin();
-    this.protocol = target.protocol();
     this.insecure = target.insecure();
     this.persistent = target.configured();
-    this.handshake = handshake;
+    this.session = new SessionLogin(vertx, handshake, target, BACKOFF_MAX_MS, onSession);
     this.egress = egress;
     this.nodeUp = nodeUp;
     this.metrics = metrics;
     this.callTimeoutMs = callTimeoutMs;
     this.onConnected = onConnected;
-    this.onSession = onSession;
     this.onReturn = onReturn;
     if (persistent) {
       ensureConnected();
@@ -140,15 +124,7 @@ final class PeerConnection {
 
   /** True while the peer has accepted our server login on the current connection. */
   boolean authenticated() {
-    return socket != null && login == Login.AUTHENTICATED;
-  }
-
-  /**
-   * True while calls that need a server session may go: the peer accepted our login, or it is a configured
-   * {@code "protocol": "v1"} peer (it knows no login and syncs without one).
-   */
-  private boolean sessionReady() {
-    return login == Login.AUTHENTICATED || (login == Login.NOT_SUPPORTED && protocol == PeerProtocol.V1);
+    return session.authenticated();
   }
 
   boolean persistent() {
@@ -172,7 +148,8 @@ final class PeerConnection {
   /** What the admin API shows of this connection. */
   PeerStatus status() {
     long backoff = probe.holdsDown() ? probe.delayMs() : down || socket == null ? backoffMs : 0;
-    return new PeerStatus(serverLogin, url, persistent, socket != null, authenticated(), down, lastError,
+    String problem = lastError != null ? lastError : session.problem();
+    return new PeerStatus(serverLogin, url, persistent, socket != null, authenticated(), down, problem,
         backoff, calls.inFlight(), calls.waitingCount());
   }
 
@@ -200,13 +177,13 @@ final class PeerConnection {
     long deadline = System.currentTimeMillis() + timeoutMs;
     Future<WebSocket> ready = ensureConnected();
     if (needsSession) {
-      ready = ready.compose(ws -> loggingIn.map(outcome -> ws));
+      ready = ready.compose(ws -> session.settled().map(v -> ws));
     }
     return ready.compose(ws -> {
-      if (needsSession && !sessionReady()) {
+      if (needsSession && !session.ready()) {
+        String why = session.problem() != null ? session.problem() : lastError != null ? lastError : "not logged in";
         return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NOT_AUTHENTICATED,
-            "no server session with " + url + " (" + (lastError == null ? "not logged in" : lastError) + "); " + op
-                + " waits until there is one"));
+            "no server session with " + url + " (" + why + "); " + op + " waits until there is one"));
       }
       return calls.call(ws, op, payload, deadline);
     });
@@ -234,10 +211,7 @@ final class PeerConnection {
       vertx.cancelTimer(reconnectTimer);
       reconnectTimer = -1;
     }
-    if (loginTimer >= 0) {
-      vertx.cancelTimer(loginTimer);
-      loginTimer = -1;
-    }
+    session.close();
   }
 
   private Future<WebSocket> ensureConnected() {
@@ -307,7 +281,6 @@ final class PeerConnection {
   private void attach(WebSocket ws, boolean sessionAllowed) {
     socket = ws;
     calls.use(ws);
-    login = null;
     backoffMs = BACKOFF_START_MS;
     if (probe.holdsDown()) {
       // a handshake proves nothing of a peer that left calls unanswered: only its probe's answer does
@@ -316,14 +289,7 @@ final class PeerConnection {
       lastError = null;
       metrics.peerUp(serverLogin, true);
     }
-    if (sessionAllowed) {
-      logInOn(ws);
-    } else {
-      login = Login.REFUSED;
-      lastError = "no server session over plain ws:// to a non-loopback address (use wss://, or peers[].insecure)";
-      loggingIn = Future.succeededFuture(Login.REFUSED);
-      LOG.warn("peer connected for the open ops only: {} [url: {}]", lastError, url);
-    }
+    session.start(ws, calls, callTimeoutMs, sessionAllowed);
     onConnected.accept(url);
     if (down && !probe.holdsDown()) {
       down = false;
@@ -332,65 +298,13 @@ final class PeerConnection {
     }
   }
 
-  /** Logs in on {@code ws} and acts on the outcome; a refusal is retried with the login backoff. */
-  private void logInOn(WebSocket ws) {
-    loggingIn = handshake.logIn((op, payload) -> calls.send(ws, op, payload, callTimeoutMs, false), url, serverLogin,
-            protocol)
-        .map(outcome -> {
-          if (socket != ws) {
-            return outcome.login();
-          }
-          login = outcome.login();
-          if (login == Login.AUTHENTICATED) {
-            authenticatedNow();
-          } else if (login == Login.NOT_SUPPORTED) {
-            if (protocol == PeerProtocol.V1) {
-              onSession.accept(url);
-            } else {
-              lastError = "the peer knows no server login: open ops only";
-            }
-          } else {
-            lastError = outcome.reason();
-            scheduleLoginRetry(ws);
-          }
-          return login;
-        })
-        .onFailure(failure -> {
-          if (socket == ws) {
-            // the connection itself failed while logging in (timeout, 503): start again on a fresh one
-            ws.close();
-          }
-        })
-        .otherwise(Login.REFUSED);
-  }
-
-  private void authenticatedNow() {
-    loginBackoffMs = BACKOFF_START_MS;
-    LOG.info("peer authenticated: server session open [serverLogin: {}, url: {}]", serverLogin, url);
-    onSession.accept(url);
-  }
-
-  private void scheduleLoginRetry(WebSocket ws) {
-    if (closed || loginTimer >= 0) {
-      return;
-    }
-    long delay = jittered(loginBackoffMs);
-    loginBackoffMs = Math.min(BACKOFF_MAX_MS, loginBackoffMs * 2);
-    loginTimer = vertx.setTimer(delay, id -> {
-      loginTimer = -1;
-      if (!closed && socket == ws) {
-        logInOn(ws);
-      }
-    });
-  }
-
   private void detach(WebSocket ws) {
     calls.lost(ws);
     if (socket != ws) {
       return;
     }
     socket = null;
-    login = null;
+    session.stop();
     if (!closed && !probe.holdsDown()) {
       // closed here (idle, shutting down, or down already) says nothing more of the peer
       lastError = "connection lost";
