@@ -49,6 +49,8 @@ public final class ShineClient {
   private volatile Consumer<JsonNode> rawListener = frame -> { };
   private volatile boolean closed;
   private final String url;
+  /** How long a connect and its WebSocket handshake may take. */
+  static final long HANDSHAKE_TIMEOUT_MS = 10_000;
 
   private ShineClient(Vertx vertx, String url, boolean offerCompression, String localAddress) {
     this.vertx = vertx;
@@ -80,7 +82,9 @@ public final class ShineClient {
   }
 
   private static Future<ShineClient> connect(ShineClient client, String url) {
-    return client.wsClient.connect(WsUrls.connectOptions(url)).map(ws -> {
+    // a handshake the server never answers (seen at its start-up) fails instead of holding the caller for good
+    return client.wsClient.connect(WsUrls.connectOptions(url).setConnectTimeout(HANDSHAKE_TIMEOUT_MS)
+        .setTimeout(HANDSHAKE_TIMEOUT_MS)).map(ws -> {
       client.socket = ws;
       ws.textMessageHandler(client::onFrame);
       ws.closeHandler(v -> {
