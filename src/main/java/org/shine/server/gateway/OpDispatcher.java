@@ -24,7 +24,6 @@ import org.shine.server.protocol.Status;
  * verticle that owns the work and its reply into a response payload. Runs on the gateway instance's event loop.
  */
 final class OpDispatcher {
-  private final AppConfig config;
   private final OpLimits limits;
   private final Map<String, OpHandler> handlers;
   private final Set<String> authenticatedOps = Set.of(Ops.SEND_MESSAGE_PAIR, Ops.GET_DIRECT_MESSAGES,
@@ -36,9 +35,17 @@ final class OpDispatcher {
 
   OpDispatcher(Vertx vertx, AppConfig config, ServerIdentity identity, Frames frames, SignatureVerifier verifier,
       OpLimits limits, LegacyPeerAddresses legacyPeers) {
-    this.config = Objects.requireNonNull(config);
+    this(handlers(vertx.eventBus(), config, identity, frames, verifier, limits, legacyPeers), limits);
+  }
+
+  /** Over {@code handlers} by op (tests). */
+  OpDispatcher(Map<String, OpHandler> handlers, OpLimits limits) {
+    this.handlers = Map.copyOf(handlers);
     this.limits = Objects.requireNonNull(limits);
-    EventBus bus = vertx.eventBus();
+  }
+
+  private static Map<String, OpHandler> handlers(EventBus bus, AppConfig config, ServerIdentity identity,
+      Frames frames, SignatureVerifier verifier, OpLimits limits, LegacyPeerAddresses legacyPeers) {
     ServerTrust trust = new ServerTrust(config, legacyPeers);
     LoginHandler logins = new LoginHandler(config, identity, bus, frames, verifier);
     CardHandler cards = new CardHandler(bus, frames);
@@ -66,7 +73,7 @@ final class OpDispatcher {
     ops.put(Ops.MARK_ALL_USER_SETTINGS_UNSYNCED, sync::markAllUserSettingsUnsynced);
     ops.put(Ops.GET_USER_SETTINGS, settings::getUserSettings);
     ops.put(Ops.SET_USER_SETTING, settings::setUserSetting);
-    this.handlers = Map.copyOf(ops);
+    return ops;
   }
 
   Future<JsonNode> dispatch(Session session, String op, JsonNode payload) {
