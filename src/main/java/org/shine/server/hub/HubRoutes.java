@@ -4,16 +4,21 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import java.time.Clock;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.shine.server.config.AppConfig;
+import org.shine.server.db.Database;
 import org.shine.server.db.HubRepository;
 import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.Fields;
@@ -22,13 +27,14 @@ import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Challenges;
 import org.shine.server.util.Json;
+import org.shine.server.util.PerKeyLimit;
 
 /**
- * The hub's HTTP API (PROTOCOL §10, seed 004), mounted on the gateway's router: reads each request's query, headers
+ * The hub's HTTP API (PROTOCOL §10, seed 004), a set of routes the gateway's HTTP server mounts: reads each request's query, headers
  * and body, hands it to the {@link HubService} (challenge and token issue, refresh with rotation by
  * {@link HubTokens}, the long-/short-poll of one event at a time with explicit ACK, the cards the adapter verifies
  * events with) and renders its answer or error.
- * One instance per gateway verticle instance.
+ * One instance per gateway verticle instance, built by the node ({@link #perInstance}) and handed to the gateway.
  */
 public final class HubRoutes {
   private static final int MAX_BODY_BYTES = 16 * 1024;
@@ -43,6 +49,22 @@ public final class HubRoutes {
     this.hub = Objects.requireNonNull(hub);
   }
 
+  /**
+   * Builds the routes of one gateway instance from the Vert.x it runs on, when it starts: the shared pool is then
+   * opened on that instance's context and closed with it. {@code polls}: the open polls per user of this node,
+   * shared by its gateway instances.
+   */
+  public static Function<Vertx, HubRoutes> perInstance(AppConfig config, Clock clock, SignatureVerifier verifier,
+      PerKeyLimit polls) {
+    Objects.requireNonNull(config);
+    Objects.requireNonNull(clock);
+    Objects.requireNonNull(verifier);
+    Objects.requireNonNull(polls);
+    return vertx -> new HubRoutes(config.hub(), new HubService(vertx, config, Database.sharedPool(vertx, config.db()),
+        clock, verifier, polls));
+  }
+
+  /** Adds the routes under {@code /hub/v1} to {@code router}. */
   public void mount(Router router) {
     router.route("/hub/v1/*").handler(BodyHandler.create(false).setBodyLimit(MAX_BODY_BYTES))
         .failureHandler(HubRoutes::failed);

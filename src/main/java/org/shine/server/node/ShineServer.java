@@ -24,6 +24,7 @@ import org.shine.server.gateway.ConnectionBudget;
 import org.shine.server.gateway.GatewayVerticle;
 import org.shine.server.gateway.OpLimits;
 import org.shine.server.gateway.SessionRegistry;
+import org.shine.server.hub.HubRoutes;
 import org.shine.server.hub.HubSubscribers;
 import org.shine.server.hub.HubVerticle;
 import org.shine.server.metrics.ShineMetrics;
@@ -109,8 +110,8 @@ public final class ShineServer {
         .onSuccess(id -> retryDeployment = id)
         .compose(v -> deploy(() -> new OpsVerticle(config, clock, metrics, sessions), 1))
         .onSuccess(id -> opsDeployment = id)
-        .compose(v -> deploy(() -> new GatewayVerticle(config, clock, identity, verifier, polls, connections,
-            limits, metrics, health, sessions), n.gateway()))
+        .compose(v -> deploy(() -> new GatewayVerticle(config, identity, verifier, connections, limits, metrics,
+            health, sessions, HubRoutes.perInstance(config, clock, verifier, polls)), n.gateway()))
         .onSuccess(id -> {
           gatewayDeployment = id;
           gatewayUp.tryComplete();
