@@ -5,6 +5,7 @@ import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmFormatException;
 import org.shine.server.dm.DmKind;
 import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.ProtocolErrors;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 
@@ -25,7 +26,7 @@ record SignedPair(DmContainer incoming, DmContainer outgoing) {
           "the two copies must agree on from, to, createdAtMs, nonce and revision");
     }
     if (outgoing.to().equals(outgoing.from())) {
-      throw ProtocolException.badRequest(ErrorCode.SELF_MESSAGE, "a message must be sent to another user");
+      throw ProtocolErrors.selfMessage();
     }
     return new SignedPair(incoming, outgoing);
   }

@@ -30,6 +30,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.shine.server.bus.BusReplies;
+import org.shine.server.bus.Failures;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.StorageHealth;
@@ -41,10 +42,10 @@ import org.shine.server.metrics.SessionKind;
 import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.peer.ServerIdentity;
 import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.JsonText;
+import org.shine.server.protocol.ProtocolErrors;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Json;
@@ -525,7 +526,7 @@ public final class GatewayVerticle extends VerticleBase {
     ProtocolException error = Failures.classify(failure);
     if (BusReplies.isTimeout(error) && !health.isUp()) {
       // the service waited on the database that is now known to be down
-      error = Failures.storageUnavailable();
+      error = ProtocolErrors.storageUnavailable();
     }
     if (Ops.SEND_MESSAGE_PAIR.equals(op)) {
       metrics.sent(refusedOutcome(error.status()));
