@@ -36,6 +36,11 @@ public final class ProtocolErrors {
     return ProtocolException.badRequest(ErrorCode.SELF_MESSAGE, "a message must be sent to another user");
   }
 
+  /** 413 {@code CONTAINER_TOO_LARGE}: a container over the limit of PROTOCOL §2; {@code detail} says which. */
+  public static ProtocolException containerTooLarge(String detail) {
+    return new ProtocolException(Status.TOO_LARGE, ErrorCode.CONTAINER_TOO_LARGE, detail);
+  }
+
   /** 401 {@code BAD_SIGNATURE}: a login challenge not signed with {@code login}'s key. */
   public static ProtocolException badChallengeSignature(String login) {
     return new ProtocolException(Status.UNAUTHORIZED, ErrorCode.BAD_SIGNATURE,
