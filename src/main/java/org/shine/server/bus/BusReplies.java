@@ -6,7 +6,6 @@ import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
 import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 

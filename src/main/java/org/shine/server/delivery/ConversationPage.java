@@ -5,10 +5,6 @@ import org.shine.server.model.ConversationEntry;
 
 /** A page of the chat list, newest first; {@code hasMore} when older conversations exist. */
 public record ConversationPage(List<ConversationEntry> conversations, boolean hasMore) {
-  private static final int ENVELOPE_BYTES = 1024;
-  /** Field names, punctuation and the fixed fields of one entry, beside its key, peer and blob. */
-  private static final int ENTRY_OVERHEAD_BYTES = 160;
-
   public ConversationPage {
     conversations = List.copyOf(conversations);
   }
@@ -18,17 +14,8 @@ public record ConversationPage(List<ConversationEntry> conversations, boolean ha
    * of {@code maxResponseBytes} (at least one).
    */
   public static ConversationPage of(List<ConversationEntry> read, int limit, int maxResponseBytes) {
-    int fits = Math.min(read.size(), limit);
-    long bytes = ENVELOPE_BYTES;
-    for (int i = 0; i < fits; i++) {
-      ConversationEntry entry = read.get(i);
-      bytes += (entry.lastBlob().length + 2L) / 3 * 4 + entry.lastMessageKey().length() + entry.peer().length()
-          + ENTRY_OVERHEAD_BYTES;
-      if (bytes > maxResponseBytes && i > 0) {
-        fits = i;
-        break;
-      }
-    }
+    int fits = PageBudget.fits(read, limit, maxResponseBytes, entry -> entry.lastBlob().length,
+        entry -> entry.lastMessageKey().length() + entry.peer().length());
     return new ConversationPage(read.subList(0, fits), read.size() > fits);
   }
 }

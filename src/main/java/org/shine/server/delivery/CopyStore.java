@@ -18,9 +18,8 @@ import org.shine.server.model.CopyKey;
 import org.shine.server.model.CopyWrite;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.model.StoredCopy;
-import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.ProtocolErrors;
 import org.shine.server.protocol.ProtocolException;
-import org.shine.server.protocol.Status;
 
 /**
  * Stores signed copies by the idempotency rules of PROTOCOL §3. The owner's copy decides: identical stored bytes
@@ -85,17 +84,15 @@ final class CopyStore {
     StoredCopy copy = stored.get();
     if (copy.revision() == revision
         && !(Arrays.equals(copy.blob(), blob) && Arrays.equals(copy.pairBlob(), pairBlob))) {
-      throw new ProtocolException(Status.CONFLICT, ErrorCode.CONTENT_CONFLICT, "message " + primary.baseKey()
-          + " revision " + revision + " is already stored with different bytes");
+      throw ProtocolErrors.contentConflict("message " + primary.baseKey() + " revision " + revision);
     }
     return Optional.of(StoreOutcome.alreadyStored(copy.deliveryState()));
   }
 
   private Future<Void> verify(List<DmContainer> signed, Ed25519Signer.PublicKey authorKey) {
     return verifier.verifyAll(signed, authorKey)
-        .compose(valid -> valid ? Future.succeededFuture() : Future.failedFuture(ProtocolException.badRequest(
-            ErrorCode.BAD_SIGNATURE, "a container signature does not verify with " + signed.get(0).from()
-                + "'s key")));
+        .compose(valid -> valid ? Future.succeededFuture() : Future.failedFuture(
+            ProtocolErrors.badContainerSignature("a container signature", signed.get(0).from())));
   }
 
   private Future<List<Optional<StoredCopy>>> lookupBatch(List<CopyKey> keys) {

@@ -76,7 +76,7 @@ public final class DeliveryEngine {
     this.frames = Objects.requireNonNull(frames);
     this.slots = Objects.requireNonNull(slots);
     AppConfig.Delivery delivery = config.delivery();
-    this.schedule = DeliverySchedule.of(delivery);
+    this.schedule = new DeliverySchedule(delivery.scheduleMs(), delivery.askSiblingFromAttempt());
     this.budget = new AttemptBudget(delivery.maxInFlight(), delivery.maxInFlightPerSender(),
         delivery.maxInFlightPerDestination(), Math.max(1, delivery.queueCapacity() / LINE_SHARE));
     this.recorder = new AttemptRecorder(deliveries, events, clock, metrics, schedule, slots.capacity());

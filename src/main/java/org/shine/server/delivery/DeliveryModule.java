@@ -41,7 +41,7 @@ final class DeliveryModule {
     this.frames = new Frames(Json.MAPPER);
     this.events = new Events(vertx, frames, subscribers);
     this.skew = new ClockSkew(clock, config.delivery().maxClockSkewMs());
-    this.schedule = DeliverySchedule.of(config.delivery());
+    this.schedule = new DeliverySchedule(config.delivery().scheduleMs(), config.delivery().askSiblingFromAttempt());
     this.directory = new DirectoryCache(vertx, new DirectoryRepository(pool), DIRECTORY_TTL_MS);
     this.messages = new DmRepository(pool);
     this.deliveries = new DeliveryRepository(pool);
@@ -49,7 +49,8 @@ final class DeliveryModule {
     this.peers = new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs());
     this.signals = new SignalStore(new SignalRepository(pool), events, clock, verifier);
     this.engine = new EngineClient(vertx.eventBus(), slots, config.delivery());
-    this.intake = new PairIntake(config, directory, copies, engine, clock, events);
+    this.intake = new PairIntake(config, directory::require, copies, engine, clock, events, skew,
+        new AgePlan(schedule, deliveries, peers, frames, clock));
   }
 
   Future<Void> start() {

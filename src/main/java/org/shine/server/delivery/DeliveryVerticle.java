@@ -57,11 +57,10 @@ public final class DeliveryVerticle extends VerticleBase {
         ConversationPage.class);
     DeliveryModule module = new DeliveryModule(vertx, config, Database.sharedPool(vertx, config.db()), clock,
         verifier, slots, subscribers);
-    SendPairService send = new SendPairService(module.intake, module.engine, module.events, module.skew);
+    SendPairService send = new SendPairService(module.intake);
     SignalService signals = new SignalService(config, module.intake, module.signals, module.engine,
         module.deliveries, clock, module.skew);
-    ReceiveService receive = new ReceiveService(module.events, config, module.intake, module.copies, module.engine,
-        module.deliveries, module.peers, module.frames, clock, signals, module.skew);
+    ReceiveService receive = new ReceiveService(config, module.intake, module.deliveries, signals);
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
         module.start(),

@@ -8,11 +8,6 @@ import org.shine.server.model.HistoryEntry;
  * early at the response byte cap).
  */
 public record HistoryPage(List<HistoryEntry> messages, boolean hasMore) {
-  /** Room kept for the envelope. */
-  private static final int ENVELOPE_BYTES = 1024;
-  /** JSON field names, punctuation and the fixed fields of one entry, beside its keys and blob. */
-  private static final int ENTRY_OVERHEAD_BYTES = 160;
-
   public HistoryPage {
     messages = List.copyOf(messages);
   }
@@ -22,17 +17,8 @@ public record HistoryPage(List<HistoryEntry> messages, boolean hasMore) {
    * response of {@code maxResponseBytes} (at least one).
    */
   public static HistoryPage of(List<HistoryEntry> read, int limit, int maxResponseBytes) {
-    int fits = Math.min(read.size(), limit);
-    long bytes = ENVELOPE_BYTES;
-    for (int i = 0; i < fits; i++) {
-      HistoryEntry entry = read.get(i);
-      bytes += (entry.blob().length + 2L) / 3 * 4 + entry.messageKey().length() + entry.baseKey().length()
-          + ENTRY_OVERHEAD_BYTES;
-      if (bytes > maxResponseBytes && i > 0) {
-        fits = i;
-        break;
-      }
-    }
+    int fits = PageBudget.fits(read, limit, maxResponseBytes, entry -> entry.blob().length,
+        entry -> entry.messageKey().length() + entry.baseKey().length());
     return new HistoryPage(read.subList(0, fits), read.size() > fits);
   }
 }

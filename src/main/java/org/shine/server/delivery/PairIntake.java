@@ -7,109 +7,184 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.Supplier;
 import org.shine.server.config.AppConfig;
-import org.shine.server.directory.DirectoryCache;
+import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKind;
 import org.shine.server.model.CopyKey;
 import org.shine.server.model.CopyWrite;
 import org.shine.server.model.DeliveryPlan;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.model.StoredUser;
+import org.shine.server.protocol.ProtocolErrors;
 
 /**
- * Takes a checked pair into the sender's store (seed §4 step 3): the sender's copy with its delivery row and
- * outbox item, plus the recipient's copy when this server is one of the recipient's routes (then the pair is
- * {@code delivered} in the same transaction, and the recipient's hub entry is written with it). A reserved first
- * attempt holds the new row's lease.
+ * The one way a pair or a recipient's copy comes in, whatever its {@link IntakeSource} (seed §4 step 3, §6, PROTOCOL
+ * §8): both users, the owner served here, the delivery row planned, the copies stored, the events, the first
+ * attempt. A pair stores the sender's copy with its delivery row and outbox item, plus the recipient's copy when this
+ * server is one of the recipient's routes (then the pair is {@code delivered} in the same transaction, and the
+ * recipient's hub entry is written with it); a copy alone stores the recipient's copy. An identical repeat is
+ * answered from the stored bytes before any check of the new; anything new is verified on the worker pool first. A
+ * reserved first attempt holds the new row's lease.
  */
 final class PairIntake {
+  /** The stored user of a login, or a 404 {@code USER_NOT_FOUND} failure. */
+  interface Users {
+    Future<StoredUser> require(String login);
+  }
+
   private final AppConfig config;
-  private final DirectoryCache directory;
+  private final Users users;
   private final CopyStore copies;
   private final EngineClient attempts;
   private final Clock clock;
   private final Events events;
+  private final ClockSkew skew;
+  private final AgePlan agePlan;
 
-  PairIntake(AppConfig config, DirectoryCache directory, CopyStore copies, EngineClient attempts, Clock clock,
-      Events events) {
-    this.events = Objects.requireNonNull(events);
+  PairIntake(AppConfig config, Users users, CopyStore copies, EngineClient attempts, Clock clock, Events events,
+      ClockSkew skew, AgePlan agePlan) {
     this.config = Objects.requireNonNull(config);
-    this.directory = Objects.requireNonNull(directory);
+    this.users = Objects.requireNonNull(users);
     this.copies = Objects.requireNonNull(copies);
     this.attempts = Objects.requireNonNull(attempts);
     this.clock = Objects.requireNonNull(clock);
+    this.events = Objects.requireNonNull(events);
+    this.skew = Objects.requireNonNull(skew);
+    this.agePlan = Objects.requireNonNull(agePlan);
   }
 
   Future<StoredUser> requireUser(String login) {
-    return directory.require(login);
+    return users.require(login);
   }
 
   /**
-   * Stores the pair for its sender once it passes {@code checkNew} (not run for an identical repeat); the outcome
-   * says what was written and, if so, the first attempt to run.
+   * Takes {@code arrival} in; the outcome says what was written and the state to answer (for a session's pair, the
+   * state after its first attempt).
    */
-  Future<Intake> store(SignedPair pair, StoredUser sender, StoredUser recipient, boolean synced, Runnable checkNew) {
-    long now = clock.millis();
-    if (recipient.servedBy(config.serverLogin())) {
-      return write(pair, sender, recipient, synced, new DeliveryPlan(DeliveryState.DELIVERED, now, 1, null, 0), false,
-          checkNew);
+  Future<Intake> take(Arrival arrival) {
+    Future<StoredUser> author = users.require(arrival.incoming().from());
+    Future<StoredUser> recipient = users.require(arrival.incoming().to());
+    return Future.all(author, recipient)
+        .compose(v -> plan(arrival, author.result(), recipient.result()))
+        .compose(plan -> store(arrival, author.result(), recipient.result(), plan))
+        .compose(stored -> announce(arrival, stored));
+  }
+
+  private Future<Plan> plan(Arrival arrival, StoredUser author, StoredUser recipient) {
+    String here = config.serverLogin();
+    IntakeSource source = arrival.source();
+    StoredUser owner = arrival.isPair() ? author : recipient;
+    if (source.checksOwnerServedHere() && !owner.servedBy(here)) {
+      return Future.failedFuture(ProtocolErrors.notAccessServer(here, owner.login()));
     }
+    boolean synced = source.syncedOnArrival(owner, arrival.sourceServerLogin(), here);
+    if (!arrival.isPair()) {
+      return Future.succeededFuture(new Plan(null, synced, false));
+    }
+    if (recipient.servedBy(here)) {
+      long acceptedAt = source.plansByAge() ? arrival.outgoing().createdAtMs() : clock.millis();
+      return Future.succeededFuture(new Plan(new DeliveryPlan(DeliveryState.DELIVERED, acceptedAt, 1, null, 0),
+          synced, false));
+    }
+    if (source.plansByAge()) {
+      return agePlan.plan(arrival.pair(), arrival.sourceUrl()).map(row -> new Plan(row, synced, false));
+    }
+    long now = clock.millis();
     boolean attemptReserved = attempts.reserve();
-    DeliveryPlan plan = new DeliveryPlan(DeliveryState.ACCEPTED, now, 0, now,
+    DeliveryPlan row = new DeliveryPlan(DeliveryState.ACCEPTED, now, 0, now,
         attemptReserved ? now + config.delivery().leaseMs() : 0);
-    return write(pair, sender, recipient, synced, plan, attemptReserved, checkNew);
+    return Future.succeededFuture(new Plan(row, synced, attemptReserved));
   }
 
-  /**
-   * Stores a pair that came by sync (synced on arrival) with a delivery row planned by its age; a recipient
-   * served here still gets its copy, and the pair is then delivered.
-   */
-  Future<Intake> storeSynced(SignedPair pair, StoredUser sender, StoredUser recipient, DeliveryPlan plan,
-      Runnable checkNew) {
-    DeliveryPlan effective = recipient.servedBy(config.serverLogin())
-        ? new DeliveryPlan(DeliveryState.DELIVERED, plan.acceptedAtMs(), 1, null, 0) : plan;
-    return write(pair, sender, recipient, true, effective, false, checkNew);
-  }
-
-  private Future<Intake> write(SignedPair pair, StoredUser sender, StoredUser recipient, boolean synced,
-      DeliveryPlan plan, boolean attemptReserved, Runnable checkNew) {
-    boolean recipientHere = recipient.servedBy(config.serverLogin());
-    CopyKey senderCopy = new CopyKey(pair.from(), pair.baseKey());
-    CopyKey recipientCopy = new CopyKey(pair.to(), pair.baseKey());
+  private Future<Intake> store(Arrival arrival, StoredUser author, StoredUser recipient, Plan plan) {
+    DmContainer incoming = arrival.incoming();
+    DmContainer primary = arrival.primary();
+    boolean pair = arrival.isPair();
+    CopyKey ownerCopy = new CopyKey(arrival.owner(), incoming.baseKey());
+    CopyKey recipientCopy = new CopyKey(incoming.to(), incoming.baseKey());
+    boolean recipientCopyHere = !pair || recipient.servedBy(config.serverLogin());
     Supplier<List<CopyWrite>> writes = () -> {
       List<CopyWrite> both = new ArrayList<>(2);
-      both.add(new CopyWrite(senderCopy, DmKind.OUTGOING, pair.to(), pair.outgoing().createdAtMs(), pair.revision(),
-          pair.outgoing().bytes(), pair.incoming().bytes(), plan, synced));
-      if (recipientHere) {
-        both.add(CopyWrite.incoming(recipientCopy, pair.from(), pair.outgoing().createdAtMs(), pair.revision(),
-            pair.incoming().bytes(), false, events.incomingEntry(pair.to(), pair.incoming())));
+      if (pair) {
+        both.add(new CopyWrite(ownerCopy, DmKind.OUTGOING, incoming.to(), primary.createdAtMs(), primary.revision(),
+            primary.bytes(), incoming.bytes(), plan.row(), plan.synced()));
+      }
+      if (recipientCopyHere) {
+        // the recipient's copy of a pair is new to the recipient's sibling too: its outbox item is not synced
+        both.add(CopyWrite.incoming(recipientCopy, incoming.from(), incoming.createdAtMs(), incoming.revision(),
+            incoming.bytes(), !pair && plan.synced(), events.incomingEntry(incoming.to(), incoming)));
       }
       return both;
     };
-    return copies.store(senderCopy, pair.revision(), pair.outgoing().bytes(), pair.incoming().bytes(),
-            List.of(pair.outgoing(), pair.incoming()), sender.verifier(), writes, checkNew)
+    List<DmContainer> signed = pair ? List.of(primary, incoming) : List.of(incoming);
+    return copies.store(ownerCopy, primary.revision(), primary.bytes(), pair ? incoming.bytes() : null, signed,
+            author.verifier(), writes, arrival.source().clockRule(skew, primary))
         .map(outcome -> {
-          boolean firstAttempt = attemptReserved && outcome.wrote(senderCopy);
-          if (attemptReserved && !firstAttempt) {
+          boolean firstAttempt = plan.attemptReserved() && outcome.wrote(ownerCopy);
+          if (plan.attemptReserved() && !firstAttempt) {
             attempts.release();
           }
-          DeliveryState state = outcome.written() ? plan.state()
+          DeliveryState state = !pair ? null : outcome.written() ? plan.row().state()
               : outcome.storedState() == null ? DeliveryState.ACCEPTED : outcome.storedState();
-          DeliveryTask task = firstAttempt ? DeliveryTask.scheduled(pair.baseKey(), pair.revision(), pair.from(),
-              pair.to(), pair.incoming().bytes(), plan.acceptedAtMs(), 1, 0) : null;
+          DeliveryTask task = firstAttempt ? DeliveryTask.scheduled(incoming.baseKey(), incoming.revision(),
+              incoming.from(), incoming.to(), incoming.bytes(), plan.row().acceptedAtMs(), 1, 0) : null;
           return new Intake(outcome.written(), outcome.wrote(recipientCopy), state, task);
         })
         .onFailure(failure -> {
-          if (attemptReserved) {
+          if (plan.attemptReserved()) {
             attempts.release();
           }
         });
   }
 
+  private Future<Intake> announce(Arrival arrival, Intake stored) {
+    DmContainer incoming = arrival.incoming();
+    if (stored.recipientCopyWritten()) {
+      events.pushIncoming(incoming.to(), incoming);
+    }
+    if (!arrival.isPair()) {
+      return Future.succeededFuture(stored);
+    }
+    SignedPair pair = arrival.pair();
+    if (!arrival.source().waitsForFirstAttempt()) {
+      if (stored.written()) {
+        events.pushOutgoing(pair.outgoing(), stored.state(), null);
+      }
+      if (stored.firstAttempt() != null) {
+        attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), true, null));
+      }
+      return Future.succeededFuture(stored);
+    }
+    // seed §4 step 7: a newly stored pair goes to the sender's sibling after the first attempt
+    ForwardRequest forward = stored.written() ? new ForwardRequest(pair.from(), pair.baseKey(), pair.revision(),
+        pair.incoming().bytes(), pair.outgoing().bytes()) : null;
+    Future<DeliveryState> state;
+    if (stored.firstAttempt() != null) {
+      state = attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), false, forward));
+    } else {
+      if (forward != null) {
+        attempts.forward(forward);
+      }
+      state = Future.succeededFuture(stored.state());
+    }
+    if (stored.written()) {
+      // the sender's other sessions learn the pair and its first state now; later changes reach them all
+      state.onSuccess(s -> events.pushOutgoing(pair.outgoing(), s, arrival.sessionId()));
+    }
+    return state.map(stored::withState);
+  }
+
+  /** A pair's delivery row ({@code row}, null for a copy alone), whether it is synced, and a held attempt place. */
+  private record Plan(DeliveryPlan row, boolean synced, boolean attemptReserved) {
+  }
+
   /**
-   * What {@link #store} did: {@code written} (new or replaced revision), whether the recipient's copy was stored
-   * here, the state to report, and the first attempt to run ({@code null}: none now — already delivered, a
-   * repeat, or no attempt capacity so the retry worker will take it).
+   * What {@link #take} did: {@code written} (new or replaced revision), whether the recipient's copy was stored
+   * here, the state to report (null for a copy alone), and the first attempt it made ({@code null}: none — already
+   * delivered, a repeat, a synced pair, or no attempt capacity so the retry worker will take it).
    */
   record Intake(boolean written, boolean recipientCopyWritten, DeliveryState state, DeliveryTask firstAttempt) {
+    Intake withState(DeliveryState answered) {
+      return new Intake(written, recipientCopyWritten, answered, firstAttempt);
+    }
   }
 }

@@ -11,8 +11,8 @@ import org.shine.server.dm.DmKind;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.model.StoredUser;
 import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.ProtocolErrors;
 import org.shine.server.protocol.ProtocolException;
-import org.shine.server.protocol.Status;
 
 /**
  * Read receipts and tombstones (PROTOCOL §5, §6). A receipt (kind 3, from = reader, to = original sender, ref =
@@ -110,8 +110,7 @@ public final class SignalService {
     Future<StoredUser> holder = users.requireUser(effectiveOwner);
     return Future.all(author, holder).compose(v -> {
       if (!holder.result().servedBy(config.serverLogin())) {
-        return Future.failedFuture(new ProtocolException(Status.MISDIRECTED, ErrorCode.NOT_ACCESS_SERVER,
-            config.serverLogin() + " is not an access server of " + effectiveOwner));
+        return Future.failedFuture(ProtocolErrors.notAccessServer(config.serverLogin(), effectiveOwner));
       }
       return signals.store(effectiveOwner, signal, author.result().verifier(), synced, null, 0,
           skew.forServerOp(signal)).mapEmpty();
@@ -124,8 +123,7 @@ public final class SignalService {
       throw ProtocolException.badRequest(ErrorCode.WRONG_KIND, field + " must be kind " + kind.code());
     }
     if (!container.from().equals(login)) {
-      throw new ProtocolException(Status.FORBIDDEN, ErrorCode.FORBIDDEN_AUTHOR,
-          "the container's author " + container.from() + " is not the session's login " + login);
+      throw ProtocolErrors.forbiddenAuthor("the container's", container.from(), login);
     }
     checkRef(container);
     return container;

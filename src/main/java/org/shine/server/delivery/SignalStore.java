@@ -11,9 +11,7 @@ import org.shine.server.dm.DmKind;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.model.HubEntry;
-import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.ProtocolException;
-import org.shine.server.protocol.Status;
+import org.shine.server.protocol.ProtocolErrors;
 
 /**
  * Stores read receipts and tombstones for an owner, idempotently: identical bytes are an ACK answered before any
@@ -51,14 +49,12 @@ final class SignalStore {
     return signals.find(owner, container.messageKey()).compose(existing -> {
       if (existing.isPresent()) {
         return Arrays.equals(existing.get(), container.bytes()) ? Future.succeededFuture(false)
-            : Future.failedFuture(new ProtocolException(Status.CONFLICT, ErrorCode.CONTENT_CONFLICT,
-                container.messageKey() + " is already stored with different bytes"));
+            : Future.failedFuture(ProtocolErrors.contentConflict(container.messageKey()));
       }
       checkNew.run();
       return verifier.verify(container, authorKey).compose(valid -> {
         if (!valid) {
-          return Future.failedFuture(ProtocolException.badRequest(ErrorCode.BAD_SIGNATURE,
-              "the signature does not verify with " + container.from() + "'s key"));
+          return Future.failedFuture(ProtocolErrors.badContainerSignature("the signature", container.from()));
         }
         Signal signal = new Signal(container.messageKey(), container.kind().code(), container.from(),
             container.ref(), container.createdAtMs(), container.bytes());

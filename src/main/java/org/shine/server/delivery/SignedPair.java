@@ -5,8 +5,8 @@ import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmFormatException;
 import org.shine.server.dm.DmKind;
 import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.ProtocolErrors;
 import org.shine.server.protocol.ProtocolException;
-import org.shine.server.protocol.Status;
 
 /** Both copies of one logical message, parsed and checked to agree (PROTOCOL §5, SendMessagePair checks). */
 record SignedPair(DmContainer incoming, DmContainer outgoing) {
@@ -25,7 +25,7 @@ record SignedPair(DmContainer incoming, DmContainer outgoing) {
           "the two copies must agree on from, to, createdAtMs, nonce and revision");
     }
     if (outgoing.to().equals(outgoing.from())) {
-      throw ProtocolException.badRequest(ErrorCode.SELF_MESSAGE, "a message must be sent to another user");
+      throw ProtocolErrors.selfMessage();
     }
     return new SignedPair(incoming, outgoing);
   }
@@ -35,7 +35,7 @@ record SignedPair(DmContainer incoming, DmContainer outgoing) {
       return DmCodec.parse(blob);
     } catch (DmFormatException e) {
       if (e.tooLarge()) {
-        throw new ProtocolException(Status.TOO_LARGE, ErrorCode.CONTAINER_TOO_LARGE, field + ": " + e.getMessage());
+        throw ProtocolErrors.containerTooLarge(field + ": " + e.getMessage());
       }
       throw ProtocolException.badRequest(ErrorCode.BAD_CONTAINER, field + ": " + e.getMessage());
     }

@@ -9,9 +9,7 @@ import java.util.Optional;
 import org.shine.server.bus.Addresses;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.model.StoredUser;
-import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.ProtocolException;
-import org.shine.server.protocol.Status;
+import org.shine.server.protocol.ProtocolErrors;
 
 /**
  * A per-verticle read-through cache of users (key + current routes). Entries are dropped as soon as a card
@@ -64,8 +62,7 @@ public final class DirectoryCache {
 
   /** The user, or a 404 {@code USER_NOT_FOUND} failure when the login has no card here. */
   public Future<StoredUser> require(String login) {
-    return find(login).map(found -> found.orElseThrow(() -> new ProtocolException(Status.NOT_FOUND,
-        ErrorCode.USER_NOT_FOUND, "unknown user " + login)));
+    return find(login).map(found -> found.orElseThrow(() -> ProtocolErrors.userNotFound(login)));
   }
 
   private record Entry(StoredUser user, long loadedAtNanos) {

@@ -28,6 +28,7 @@ import org.shine.server.model.UserCard;
 import org.shine.server.peer.PeerCalls;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Ops;
+import org.shine.server.protocol.ProtocolErrors;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Cidr;
@@ -281,8 +282,7 @@ public final class DirectoryService {
 
   /** The stored card of a login, or 404. */
   public Future<StoredUser> get(String login) {
-    return repository.find(login).map(found -> found.orElseThrow(() -> new ProtocolException(Status.NOT_FOUND,
-        ErrorCode.USER_NOT_FOUND, "unknown user " + login)));
+    return repository.find(login).map(found -> found.orElseThrow(() -> ProtocolErrors.userNotFound(login)));
   }
 
   /** Outcome of a publish: {@code changed} is false for an identical re-publish. */

@@ -1,9 +1,7 @@
 package org.shine.server.gateway;
 
-import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Fields;
-import org.shine.server.protocol.ProtocolException;
-import org.shine.server.protocol.Status;
+import org.shine.server.protocol.ProtocolErrors;
 
 /** The container limit of PROTOCOL §2, applied to every {@code ...BlobB64} field before it is decoded. */
 final class Containers {
@@ -17,8 +15,8 @@ final class Containers {
   /** The decoded container in field {@code name}; 413 beyond the limit. */
   static byte[] field(Fields fields, String name) {
     if (fields.textLength(name) > MAX_CONTAINER_B64) {
-      throw new ProtocolException(Status.TOO_LARGE, ErrorCode.CONTAINER_TOO_LARGE,
-          name + " exceeds the container limit of " + MAX_CONTAINER_BYTES + " bytes");
+      throw ProtocolErrors.containerTooLarge(name + " exceeds the container limit of " + MAX_CONTAINER_BYTES
+          + " bytes");
     }
     return fields.base64(name, -1);
   }

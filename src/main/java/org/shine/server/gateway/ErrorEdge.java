@@ -5,12 +5,13 @@ import java.util.Objects;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 import org.shine.server.bus.BusReplies;
+import org.shine.server.bus.Failures;
 import org.shine.server.metrics.SendOutcome;
 import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.Frames;
 import org.shine.server.protocol.Ops;
+import org.shine.server.protocol.ProtocolErrors;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.slf4j.Logger;
@@ -79,7 +80,7 @@ final class ErrorEdge {
     ProtocolException error = Failures.classify(failure);
     if (BusReplies.isTimeout(error) && !storageUp.getAsBoolean()) {
       // the service waited on the database that is now known to be down
-      return Failures.storageUnavailable();
+      return ProtocolErrors.storageUnavailable();
     }
     return error;
   }

@@ -19,6 +19,7 @@ import org.shine.server.peer.ServerLoginCheck;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Fields;
 import org.shine.server.protocol.Frames;
+import org.shine.server.protocol.ProtocolErrors;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Challenges;
@@ -65,8 +66,7 @@ final class LoginHandler {
     byte[] signature = fields.base64("signatureB64", Ed25519Signer.SIGNATURE_SIZE);
     requireNotServerSession(session);
     if (session.authenticated()) {
-      throw ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED, "this session is already logged in as "
-          + session.login);
+      throw ProtocolErrors.alreadyAuthenticated(session.login);
     }
     if (!login.equals(session.challengeLogin)) {
       throw ProtocolException.badRequest(ErrorCode.NO_CHALLENGE, "no AuthChallenge is pending for " + login);
@@ -77,19 +77,16 @@ final class LoginHandler {
     byte[] signed = ("SHiNE_AUTH|" + serverLogin + "|" + challengeB64).getBytes(StandardCharsets.UTF_8);
     return BusReplies.<StoredUser>request(bus, Addresses.DIRECTORY_GET, login).compose(user -> {
       if (!user.servedBy(serverLogin)) {
-        return Future.failedFuture(new ProtocolException(Status.MISDIRECTED, ErrorCode.NOT_ACCESS_SERVER,
-            serverLogin + " is not an access server of " + login));
+        return Future.failedFuture(ProtocolErrors.notAccessServer(serverLogin, login));
       }
       return verifier.check(SignatureOp.AUTH_LOGIN,
           () -> user.verifier().verify(signed, 0, signed.length, signature, 0));
     }).compose(valid -> {
       if (!valid) {
-        return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.BAD_SIGNATURE,
-            "the challenge signature does not verify with " + login + "'s key"));
+        return Future.failedFuture(ProtocolErrors.badChallengeSignature(login));
       }
       if (!session.anonymous()) {
-        return Future.failedFuture(ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED,
-            "this session is already logged in as " + session.who()));
+        return Future.failedFuture(ProtocolErrors.alreadyAuthenticated(session.who()));
       }
       session.login = login;
       // events flow from the moment the login is answered: wait until the consumer is registered
@@ -185,8 +182,7 @@ final class LoginHandler {
     ServerLoginCheck check = new ServerLoginCheck(caller, signed, signature, null, session.remoteIp);
     return BusReplies.<Boolean>request(bus, Addresses.PEER_VERIFY_LOGIN, check).compose(ok -> {
       if (!session.anonymous()) {
-        return Future.failedFuture(ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED,
-            "this session is already logged in as " + session.who()));
+        return Future.failedFuture(ProtocolErrors.alreadyAuthenticated(session.who()));
       }
       session.serverLogin = caller;
       LOG.info("server session authenticated [serverLogin: {}, address: {}]", caller, session.address);
@@ -200,15 +196,13 @@ final class LoginHandler {
 
   private static void requireAnonymous(Session session) {
     if (!session.anonymous()) {
-      throw ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED, "this session is already logged in as "
-          + session.who());
+      throw ProtocolErrors.alreadyAuthenticated(session.who());
     }
   }
 
   private static void requireNotServerSession(Session session) {
     if (session.serverAuthenticated()) {
-      throw ProtocolException.badRequest(ErrorCode.ALREADY_AUTHENTICATED, "this session is already logged in as "
-          + session.who());
+      throw ProtocolErrors.alreadyAuthenticated(session.who());
     }
   }
 }

@@ -20,6 +20,7 @@ import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.metrics.SignatureOp;
 import org.shine.server.model.StoredUser;
 import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.ProtocolErrors;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Challenges;
@@ -85,8 +86,7 @@ public final class HubService {
           return verifier.check(SignatureOp.HUB_TOKEN,
                   () -> user.verifier().verify(signed, 0, signed.length, signature, 0))
               .compose(valid -> valid ? hub.subscribe(login, clock.millis())
-                  : Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.BAD_SIGNATURE,
-                      "the challenge signature does not verify with " + login + "'s key")))
+                  : Future.failedFuture(ProtocolErrors.badChallengeSignature(login)))
               .onSuccess(v -> vertx.eventBus().publish(Addresses.HUB_SUBSCRIBED, login))
               .compose(v -> tokens.issue(login));
         }));
@@ -185,12 +185,10 @@ public final class HubService {
   private Future<StoredUser> servedUser(String login) {
     return directory.find(login).compose(found -> {
       if (found.isEmpty()) {
-        return Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.USER_NOT_FOUND,
-            "unknown user " + login));
+        return Future.failedFuture(ProtocolErrors.userNotFound(login));
       }
       if (!found.get().servedBy(config.serverLogin())) {
-        return Future.failedFuture(new ProtocolException(Status.MISDIRECTED, ErrorCode.NOT_ACCESS_SERVER,
-            config.serverLogin() + " is not an access server of " + login));
+        return Future.failedFuture(ProtocolErrors.notAccessServer(config.serverLogin(), login));
       }
       return Future.succeededFuture(found.get());
     });

@@ -13,11 +13,6 @@ public record DeliverySchedule(List<Long> scheduleMs, int askSiblingFromAttempt)
     scheduleMs = List.copyOf(scheduleMs);
   }
 
-  /** The schedule of {@code delivery.scheduleMs} and {@code delivery.askSiblingFromAttempt}. */
-  public static DeliverySchedule of(org.shine.server.config.AppConfig.Delivery delivery) {
-    return new DeliverySchedule(delivery.scheduleMs(), delivery.askSiblingFromAttempt());
-  }
-
   public int attempts() {
     return scheduleMs.size();
   }

@@ -15,6 +15,7 @@ import java.util.Objects;
 import java.util.Optional;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
+import org.shine.server.bus.Failures;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.InviteRepository;
@@ -27,7 +28,7 @@ import org.shine.server.model.StoredUser;
 import org.shine.server.model.UserCard;
 import org.shine.server.peer.PeerStatus;
 import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.Failures;
+import org.shine.server.protocol.ProtocolErrors;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Json;
@@ -267,8 +268,7 @@ public final class AdminApi {
     }
     return directory.find(login).compose(found -> {
       if (found.isEmpty()) {
-        return Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.USER_NOT_FOUND,
-            "no card of " + login + " on this server"));
+        return Future.failedFuture(ProtocolErrors.userNotFound(login));
       }
       StoredUser user = found.get();
       return ops.unsyncedOf(login, config.serverLogin()).map(unsynced -> render(user, unsynced));

@@ -8,7 +8,6 @@ import io.vertx.core.http.WebSocket;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketConnectOptions;
 import io.vertx.core.net.SocketAddress;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import org.shine.server.config.AppConfig.PeerProtocol;
 import org.shine.server.egress.EgressResolver;
@@ -16,6 +15,7 @@ import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
+import org.shine.server.util.Backoff;
 import org.shine.server.util.WsUrls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,7 +59,7 @@ final class PeerConnection {
   private long probeTimer = -1;
   private WebSocket socket;
   private Future<WebSocket> connecting;
-  private long backoffMs = BACKOFF_START_MS;
+  private final Backoff reconnects = Backoff.retries(BACKOFF_START_MS, BACKOFF_MAX_MS);
   /** Why the last connect, login or connection failed (null: nothing failed since the last success). */
   private String lastError;
   private long reconnectTimer = -1;
@@ -147,7 +147,7 @@ final class PeerConnection {
 
   /** What the admin API shows of this connection. */
   PeerStatus status() {
-    long backoff = probe.holdsDown() ? probe.delayMs() : down || socket == null ? backoffMs : 0;
+    long backoff = probe.holdsDown() ? probe.delayMs() : down || socket == null ? reconnects.delayMs() : 0;
     String problem = lastError != null ? lastError : session.problem();
     return new PeerStatus(serverLogin, url, persistent, socket != null, authenticated(), down, problem,
         backoff, calls.inFlight(), calls.waitingCount());
@@ -281,7 +281,7 @@ final class PeerConnection {
   private void attach(WebSocket ws, boolean sessionAllowed) {
     socket = ws;
     calls.use(ws);
-    backoffMs = BACKOFF_START_MS;
+    reconnects.reset();
     if (probe.holdsDown()) {
       // a handshake proves nothing of a peer that left calls unanswered: only its probe's answer does
       scheduleProbe();
@@ -319,18 +319,13 @@ final class PeerConnection {
     if (closed || reconnectTimer >= 0) {
       return;
     }
-    long delay = jittered(backoffMs);
-    backoffMs = Math.min(BACKOFF_MAX_MS, backoffMs * 2);
-    reconnectTimer = vertx.setTimer(delay, id -> {
+    reconnects.failed(System.nanoTime());
+    reconnectTimer = vertx.setTimer(reconnects.jitteredDelayMs(), id -> {
       reconnectTimer = -1;
       if (!closed && socket == null && connecting == null) {
         connect();
       }
     });
-  }
-
-  private static long jittered(long backoff) {
-    return backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
   }
 
   /**
@@ -353,7 +348,7 @@ final class PeerConnection {
     if (closed || probeTimer >= 0 || !probe.holdsDown()) {
       return;
     }
-    probeTimer = vertx.setTimer(jittered(probe.nextDelayMs()), id -> {
+    probeTimer = vertx.setTimer(Backoff.jitter(probe.nextDelayMs()), id -> {
       probeTimer = -1;
       if (!closed && probe.holdsDown() && socket != null) {
         LOG.debug("probing a peer that left calls unanswered [url: {}, op: {}]", url, probe.op());

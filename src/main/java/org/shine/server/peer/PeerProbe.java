@@ -1,6 +1,7 @@
 package org.shine.server.peer;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.shine.server.util.Backoff;
 
 /**
  * Whether a destination has stopped answering (PROTOCOL §13): its last {@code delivery.timeoutsToDown} calls timed
@@ -13,10 +14,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 final class PeerProbe {
   private static final long FIRST_DELAY_MS = 250;
   private final int timeoutsToDown;
-  private final long maxDelayMs;
   private int timeoutsInARow;
   private boolean holdingDown;
-  private long delayMs = FIRST_DELAY_MS;
+  private final Backoff delays;
   private String op;
   private ObjectNode payload;
 
@@ -26,7 +26,7 @@ final class PeerProbe {
           + FIRST_DELAY_MS + " ms");
     }
     this.timeoutsToDown = timeoutsToDown;
-    this.maxDelayMs = maxDelayMs;
+    this.delays = Backoff.retries(FIRST_DELAY_MS, maxDelayMs);
   }
 
   /**
@@ -64,7 +64,7 @@ final class PeerProbe {
   void up() {
     holdingDown = false;
     timeoutsInARow = 0;
-    delayMs = FIRST_DELAY_MS;
+    delays.reset();
   }
 
   /** True while the destination is down because its calls went unanswered. */
@@ -74,14 +74,13 @@ final class PeerProbe {
 
   /** The wait before the next probe (then twice that, up to the cap). */
   long nextDelayMs() {
-    long delay = delayMs;
-    delayMs = Math.min(maxDelayMs, delayMs * 2);
-    return delay;
+    delays.failed(System.nanoTime());
+    return delays.delayMs();
   }
 
-  /** The wait the next probe will take. */
+  /** The wait the last probe took (the first delay before any). */
   long delayMs() {
-    return delayMs;
+    return delays.delayMs();
   }
 
   String op() {
@@ -99,7 +98,7 @@ final class PeerProbe {
 
   private boolean holdDown() {
     holdingDown = true;
-    delayMs = FIRST_DELAY_MS;
+    delays.reset();
     return true;
   }
 }

@@ -4,9 +4,9 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.WebSocket;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import org.shine.server.config.AppConfig.PeerProtocol;
+import org.shine.server.util.Backoff;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,7 +29,7 @@ final class SessionLogin {
   private final String url;
   private final String serverLogin;
   private final PeerProtocol protocol;
-  private final long maxBackoffMs;
+  private final Backoff retries;
   private final Consumer<String> onSession;
   private WebSocket socket;
   private Login login;
@@ -37,7 +37,6 @@ final class SessionLogin {
   private Future<Login> loggingIn = Future.succeededFuture(Login.REFUSED);
   /** Why there is no session on the current socket (null: there is one, or none was tried yet). */
   private String problem;
-  private long backoffMs = BACKOFF_START_MS;
   private long timer = -1;
 
   SessionLogin(Vertx vertx, CallerHandshake handshake, PeerConnection.Target target, long maxBackoffMs,
@@ -47,7 +46,7 @@ final class SessionLogin {
     this.url = target.url();
     this.serverLogin = target.serverLogin();
     this.protocol = target.protocol();
-    this.maxBackoffMs = maxBackoffMs;
+    this.retries = Backoff.retries(BACKOFF_START_MS, maxBackoffMs);
     this.onSession = Objects.requireNonNull(onSession);
   }
 
@@ -114,7 +113,7 @@ final class SessionLogin {
           login = outcome.login();
           if (login == Login.AUTHENTICATED) {
             problem = null;
-            backoffMs = BACKOFF_START_MS;
+            retries.reset();
             LOG.info("peer authenticated: server session open [serverLogin: {}, url: {}]", serverLogin, url);
             onSession.accept(url);
           } else if (login == Login.NOT_SUPPORTED) {
@@ -142,9 +141,8 @@ final class SessionLogin {
     if (timer >= 0) {
       return;
     }
-    long delay = backoffMs / 2 + ThreadLocalRandom.current().nextLong(backoffMs / 2 + 1);
-    backoffMs = Math.min(maxBackoffMs, backoffMs * 2);
-    timer = vertx.setTimer(delay, id -> {
+    retries.failed(System.nanoTime());
+    timer = vertx.setTimer(retries.jitteredDelayMs(), id -> {
       timer = -1;
       if (socket == ws) {
         logIn(ws, calls, timeoutMs);

@@ -1,12 +1,17 @@
 package org.shine.server.util;
 
+import java.util.concurrent.ThreadLocalRandom;
+
 /**
  * Paces a periodic job through trouble: after a failed run the next one waits twice the period, then four times,
  * up to {@code maxMs}; a run that succeeds (or {@link #reset}) brings the period back. It tells its owner only when
- * the state changes, so a long outage is two log lines, not one per tick. Not thread-safe: one owner, one loop.
+ * the state changes, so a long outage is two log lines, not one per tick. A retry loop with no period of its own
+ * ({@link #retries}) waits its first delay after the first failure, then twice that, up to the cap. Not thread-safe:
+ * one owner, one loop.
  */
 public final class Backoff {
   private final long periodMs;
+  private final long firstDelayMs;
   private final long maxMs;
   private int failures;
   private long delayMs;
@@ -14,12 +19,25 @@ public final class Backoff {
   private long failingSinceNanos;
 
   public Backoff(long periodMs, long maxMs) {
+    this(periodMs, periodMs > maxMs / 2 ? maxMs : periodMs * 2, maxMs);
+  }
+
+  private Backoff(long periodMs, long firstDelayMs, long maxMs) {
     if (periodMs <= 0 || maxMs < periodMs) {
       throw new IllegalArgumentException("need 0 < periodMs <= maxMs: " + periodMs + ", " + maxMs);
     }
     this.periodMs = periodMs;
+    this.firstDelayMs = firstDelayMs;
     this.maxMs = maxMs;
     this.delayMs = periodMs;
+  }
+
+  /**
+   * For a loop that retries after a failure (a reconnect, a login, a probe): the first wait is {@code firstDelayMs},
+   * each further failure doubles it up to {@code maxMs}; {@link #delayMs()} is the first delay while nothing fails.
+   */
+  public static Backoff retries(long firstDelayMs, long maxMs) {
+    return new Backoff(firstDelayMs, firstDelayMs, maxMs);
   }
 
   /** Whether a run may start at {@code nowNanos} (a monotonic time, {@link System#nanoTime()}). */
@@ -33,7 +51,9 @@ public final class Backoff {
     if (failures == 1) {
       failingSinceNanos = nowNanos;
     }
-    delayMs = failures >= 62 ? maxMs : Math.min(maxMs, periodMs << Math.min(failures, 30));
+    int doublings = failures - 1;
+    delayMs = doublings >= Long.numberOfLeadingZeros(firstDelayMs) - 1 ? maxMs
+        : Math.min(maxMs, firstDelayMs << doublings);
     notBeforeNanos = nowNanos + delayMs * 1_000_000L;
     return failures == 1;
   }
@@ -58,6 +78,19 @@ public final class Backoff {
   /** The wait after the last failure (the period when not backing off). */
   public long delayMs() {
     return delayMs;
+  }
+
+  /**
+   * The wait after the last failure, drawn evenly from its upper half ({@code delayMs/2 .. delayMs}), so that many
+   * loops that failed together do not all retry at the same instant.
+   */
+  public long jitteredDelayMs() {
+    return jitter(delayMs);
+  }
+
+  /** A wait drawn evenly from {@code delayMs/2 .. delayMs}. */
+  public static long jitter(long delayMs) {
+    return delayMs / 2 + ThreadLocalRandom.current().nextLong(delayMs / 2 + 1);
   }
 
   /** Failed runs in the current spell. */

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.shine.server.bus.Failures;
 import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.Failures;
 
 /**
  * MicroBatcher is confined to one event loop, so every call here runs on one context. A test is a list of steps,

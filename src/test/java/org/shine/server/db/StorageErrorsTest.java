@@ -11,8 +11,8 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.shine.server.bus.Failures;
 import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.ProtocolException;
 
 /** Which failures the wire calls storage unavailable (503), overloaded (429) or internal (500). */

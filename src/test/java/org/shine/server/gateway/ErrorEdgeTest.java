@@ -20,11 +20,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.bus.BusReplies;
+import org.shine.server.bus.Failures;
 import org.shine.server.metrics.SendOutcome;
 import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.Failures;
 import org.shine.server.protocol.Frames;
+import org.shine.server.protocol.ProtocolErrors;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.support.LogCapture;
 import org.shine.server.util.Json;
@@ -114,7 +115,7 @@ class ErrorEdgeTest {
       + " database")
   void storageUnavailable() throws Exception {
     try (LogCapture log = LogCapture.of("org.shine.server", Level.DEBUG)) {
-      edge.fail(session, "GetDirectMessages", TextNode.valueOf("r"), Failures.storageUnavailable());
+      edge.fail(session, "GetDirectMessages", TextNode.valueOf("r"), ProtocolErrors.storageUnavailable());
 
       JsonNode frame = Json.MAPPER.readTree(written.get(0));
       assertThat(frame.path("status").asInt()).isEqualTo(503);

@@ -217,7 +217,7 @@ class AdminApiIT {
   void adminCommandErrors() {
     Output unknown = admin("--url", base(), "user", "nobody");
     assertThat(unknown.code).isEqualTo(AdminCommand.FAILED);
-    assertThat(unknown.err.strip()).isEqualTo("error: 404 USER_NOT_FOUND: no card of nobody on this server");
+    assertThat(unknown.err.strip()).isEqualTo("error: 404 USER_NOT_FOUND: unknown user nobody");
 
     Output down = admin("--url", "http://127.0.0.1:" + TestServer.freePort(), "peers");
     assertThat(down.code).isEqualTo(AdminCommand.FAILED);

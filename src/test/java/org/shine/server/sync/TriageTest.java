@@ -4,11 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.shine.server.bus.Failures;
 import org.shine.server.db.QuotaExceededException;
 import org.shine.server.db.StorageBusyException;
 import org.shine.server.metrics.QuarantineReason;
 import org.shine.server.protocol.ErrorCode;
-import org.shine.server.protocol.Failures;
+import org.shine.server.protocol.ProtocolErrors;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 
@@ -56,7 +57,7 @@ class TriageTest {
         .isEqualTo(Triage.RETRY);
     assertThat(Triage.of(new ProtocolException(Status.MISDIRECTED, ErrorCode.NOT_ACCESS_SERVER, "x")))
         .isEqualTo(Triage.RETRY);
-    assertThat(Triage.of(Failures.storageUnavailable())).isEqualTo(Triage.RETRY);
+    assertThat(Triage.of(ProtocolErrors.storageUnavailable())).isEqualTo(Triage.RETRY);
     assertThat(Triage.of(new ProtocolException(Status.UNAVAILABLE, ErrorCode.OVERLOADED, "timeout")))
         .isEqualTo(Triage.RETRY);
     assertThat(Triage.of(new StorageBusyException("full"))).isEqualTo(Triage.RETRY);
