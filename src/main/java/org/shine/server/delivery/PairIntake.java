@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.Supplier;
 import org.shine.server.config.AppConfig;
-import org.shine.server.directory.DirectoryCache;
+import org.shine.server.directory.UserDirectory;
 import org.shine.server.dm.DmKind;
 import org.shine.server.model.CopyKey;
 import org.shine.server.model.CopyWrite;
@@ -23,13 +23,13 @@ import org.shine.server.model.StoredUser;
  */
 final class PairIntake {
   private final AppConfig config;
-  private final DirectoryCache directory;
+  private final UserDirectory directory;
   private final CopyStore copies;
   private final EngineClient attempts;
   private final Clock clock;
   private final Events events;
 
-  PairIntake(AppConfig config, DirectoryCache directory, CopyStore copies, EngineClient attempts, Clock clock,
+  PairIntake(AppConfig config, UserDirectory directory, CopyStore copies, EngineClient attempts, Clock clock,
       Events events) {
     this.events = Objects.requireNonNull(events);
     this.config = Objects.requireNonNull(config);

@@ -47,20 +47,19 @@ public final class ReceiveService {
   private final SignalService signals;
   private final ClockSkew skew;
 
-  ReceiveService(Events events, AppConfig config, PairIntake intake, CopyStore copies, EngineClient attempts,
-      DeliveryRepository deliveries, PeerCalls peers, Frames frames, Clock clock, SignalService signals,
-      ClockSkew skew) {
-    this.skew = Objects.requireNonNull(skew);
-    this.events = Objects.requireNonNull(events);
-    this.config = Objects.requireNonNull(config);
-    this.intake = Objects.requireNonNull(intake);
-    this.copies = Objects.requireNonNull(copies);
-    this.attempts = Objects.requireNonNull(attempts);
+  ReceiveService(DeliveryModule module, SignalService signals) {
+    DeliveryServices services = module.services;
+    this.skew = module.skew;
+    this.events = module.events;
+    this.config = services.config();
+    this.intake = module.intake;
+    this.copies = module.copies;
+    this.attempts = services.engine();
     this.schedule = DeliverySchedule.of(config.delivery());
-    this.deliveries = Objects.requireNonNull(deliveries);
-    this.peers = Objects.requireNonNull(peers);
-    this.frames = Objects.requireNonNull(frames);
-    this.clock = Objects.requireNonNull(clock);
+    this.deliveries = services.deliveries();
+    this.peers = services.peers();
+    this.frames = module.frames;
+    this.clock = services.clock();
     this.signals = Objects.requireNonNull(signals);
   }
 

@@ -1,7 +1,6 @@
 package org.shine.server.delivery;
 
 import io.vertx.core.Future;
-import java.util.Objects;
 import org.shine.server.dm.DmKeys;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.model.StoredUser;
@@ -20,11 +19,11 @@ public final class SendPairService {
   private final Events events;
   private final ClockSkew skew;
 
-  SendPairService(PairIntake intake, EngineClient engine, Events events, ClockSkew skew) {
-    this.intake = Objects.requireNonNull(intake);
-    this.engine = Objects.requireNonNull(engine);
-    this.events = Objects.requireNonNull(events);
-    this.skew = Objects.requireNonNull(skew);
+  SendPairService(DeliveryModule module) {
+    this.intake = module.intake;
+    this.engine = module.services.engine();
+    this.events = module.events;
+    this.skew = module.skew;
   }
 
   public Future<SendPairResult> send(SendPairCommand command) {
@@ -48,7 +47,8 @@ public final class SendPairService {
               pair.revision(), pair.incoming().bytes(), pair.outgoing().bytes()) : null;
           Future<DeliveryState> state;
           if (stored.firstAttempt() != null) {
-            state = engine.submitReserved(new AttemptRequest(stored.firstAttempt(), false, forward));
+            state = engine.submitReserved(new AttemptRequest(stored.firstAttempt(), false, forward, sender.result(),
+                recipient.result()));
           } else {
             if (forward != null) {
               engine.forward(forward);

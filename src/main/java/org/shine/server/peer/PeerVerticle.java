@@ -20,7 +20,6 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
-import org.shine.server.bus.LocalRecordCodec;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.ServerKeyRepository;
@@ -98,8 +97,6 @@ public final class PeerVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    LocalRecordCodec.register(vertx, PeerRequest.class, PeerResponse.class, ServerLoginCheck.class,
-        PeerStatus.All.class);
     int maxMessage = Math.max(MIN_MESSAGE_BYTES, config.limits().maxResponseBytes()) + FRAME_SLACK_BYTES;
     // wss: the certificate must be valid for the URL's host (PROTOCOL §6a v3 step 2); SNI names that host
     client = vertx.createWebSocketClient(new WebSocketClientOptions()
@@ -128,10 +125,9 @@ public final class PeerVerticle extends VerticleBase {
         downIdleMs * 1_000_000L));
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
-        bus.<PeerRequest>localConsumer(Addresses.PEER_REQUEST, m -> BusReplies.replyWith(m, call(m.body())))
-            .completion(),
-        bus.<ServerLoginCheck>localConsumer(Addresses.PEER_VERIFY_LOGIN,
-            m -> BusReplies.replyWith(m, peerKeys.verify(m.body()).map(v -> Boolean.TRUE))).completion(),
+        BusReplies.serve(bus, Addresses.PEER_REQUEST, this::call),
+        BusReplies.<ServerLoginCheck, Boolean>serve(bus, Addresses.PEER_VERIFY_LOGIN,
+            check -> peerKeys.verify(check).map(v -> Boolean.TRUE)),
         bus.<Object>localConsumer(Addresses.PEER_STATUS, m -> m.reply(status(), LOCAL)).completion()));
   }
 

@@ -23,6 +23,7 @@ import org.shine.server.client.ShineClient;
 import org.shine.server.dm.KeyFile;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.metrics.ShineMetrics;
+import org.shine.server.node.LocalCodecs;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
@@ -52,6 +53,7 @@ class PeerTableIT {
     world = TestWorld.on(vertx);
     server = world.server("s1", "{\"delivery\":{\"timeoutsToDown\":1,\"callTimeoutMs\":60000}}");
     node = Vertx.vertx();
+    LocalCodecs.register(node);
     node.deployVerticle(new PeerVerticle(server.config(), new ServerIdentity("s1", server.url(),
         KeyFile.generate(null).privateKey()), new SignatureVerifier(node, 100), Clock.systemUTC(),
         ShineMetrics.disabled(), Future.succeededFuture(), 2)).await();
