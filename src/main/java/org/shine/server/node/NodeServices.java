@@ -33,6 +33,7 @@ import org.shine.server.hub.HubSubscribers;
 import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.ops.OpsServices;
 import org.shine.server.peer.PeerCalls;
+import org.shine.server.peer.PeerServices;
 import org.shine.server.peer.ServerIdentity;
 import org.shine.server.sync.SyncServices;
 import org.shine.server.util.PerKeyLimit;
@@ -147,6 +148,11 @@ public final class NodeServices {
   /** What the sync instances take. */
   public SyncServices forSync() {
     return new SyncServices(config, clock, metrics, health, resyncRate, outbox, users, quarantine, settings, peers);
+  }
+
+  /** What the node's peer connections take. */
+  public PeerServices forPeers() {
+    return new PeerServices(config, identity, verifier, clock, metrics, servers);
   }
 
   /** What the operator's side takes. */

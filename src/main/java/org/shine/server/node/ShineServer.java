@@ -72,8 +72,7 @@ public final class ShineServer {
           services = new NodeServices(vertx, config, clock, metrics, identity, health);
           return services.start();
         })
-        .compose(v -> deploy(() -> new PeerVerticle(config, services.identity(), services.verifier(), clock,
-            metrics, gatewayUp.future()), 1))
+        .compose(v -> deploy(() -> new PeerVerticle(services.forPeers(), gatewayUp.future()), 1))
         .onSuccess(id -> peerDeployment = id)
         .compose(v -> Future.all(
             deploy(() -> new DirectoryVerticle(services.forDirectory()), n.directory()),

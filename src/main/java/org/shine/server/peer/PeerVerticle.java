@@ -21,7 +21,6 @@ import java.util.stream.Collectors;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
-import org.shine.server.db.Database;
 import org.shine.server.db.ServerKeyRepository;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.egress.EgressPolicy;
@@ -60,6 +59,7 @@ public final class PeerVerticle extends VerticleBase {
   private final SignatureVerifier verifier;
   private final Clock clock;
   private final ShineMetrics metrics;
+  private final ServerKeyRepository keys;
   private final Future<Void> nodeUp;
   private final int maxConnections;
   /** In access order: the least recently used connection first. */
@@ -71,28 +71,26 @@ public final class PeerVerticle extends VerticleBase {
   private HttpClient http;
   private EgressResolver egress;
   private CallerHandshake handshake;
-  private ServerKeyRepository keys;
   private long idleTimer = -1;
 
   /** {@code nodeUp}: completes once the node's gateway listens; no peer is dialed before. */
-  public PeerVerticle(AppConfig config, ServerIdentity identity, SignatureVerifier verifier, Clock clock,
-      ShineMetrics metrics, Future<Void> nodeUp) {
-    this(config, identity, verifier, clock, metrics, nodeUp, MAX_CONNECTIONS);
+  public PeerVerticle(PeerServices services, Future<Void> nodeUp) {
+    this(services, nodeUp, MAX_CONNECTIONS);
   }
 
   /** With a table of {@code maxConnections} peer connections. */
-  public PeerVerticle(AppConfig config, ServerIdentity identity, SignatureVerifier verifier, Clock clock,
-      ShineMetrics metrics, Future<Void> nodeUp, int maxConnections) {
+  public PeerVerticle(PeerServices services, Future<Void> nodeUp, int maxConnections) {
     if (maxConnections < 1) {
       throw new IllegalArgumentException("maxConnections must be positive");
     }
     this.maxConnections = maxConnections;
     this.nodeUp = Objects.requireNonNull(nodeUp);
-    this.config = Objects.requireNonNull(config);
-    this.identity = Objects.requireNonNull(identity);
-    this.verifier = Objects.requireNonNull(verifier);
-    this.clock = Objects.requireNonNull(clock);
-    this.metrics = Objects.requireNonNull(metrics);
+    this.config = services.config();
+    this.identity = services.identity();
+    this.verifier = services.verifier();
+    this.clock = services.clock();
+    this.metrics = services.metrics();
+    this.keys = services.keys();
   }
 
   @Override
@@ -106,7 +104,6 @@ public final class PeerVerticle extends VerticleBase {
         .setVerifyHost(true));
     http = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) config.delivery().callTimeoutMs())
         .setVerifyHost(true).setForceSni(true));
-    keys = new ServerKeyRepository(Database.sharedPool(vertx, config.db()));
     egress = new EgressResolver(vertx, EgressPolicy.of(config));
     PeerKeys peerKeys = new PeerKeys(config, keys, http, verifier, egress, clock);
     handshake = new CallerHandshake(identity, peerKeys, verifier);
