@@ -125,7 +125,7 @@ public final class PeerVerticle extends VerticleBase {
         BusReplies.serve(bus, Addresses.PEER_REQUEST, this::call),
         BusReplies.<ServerLoginCheck, Boolean>serve(bus, Addresses.PEER_VERIFY_LOGIN,
             check -> peerKeys.verify(check).map(v -> Boolean.TRUE)),
-        bus.<Object>localConsumer(Addresses.PEER_STATUS, m -> m.reply(status(), LOCAL)).completion()));
+        BusReplies.serve(bus, Addresses.PEER_STATUS, any -> Future.succeededFuture(status()))));
   }
 
   @Override

@@ -56,6 +56,20 @@ class DeliveryEngineTest {
     return pair;
   }
 
+  /** The first attempt of a new accepted pair from alice to {@code to}. */
+  private Future<DeliveryState> attemptTo(String to) {
+    return attempt(DeliveryTestbed.firstAttempt(accepted("alice", alice, to)));
+  }
+
+  /** An attempt to bob whose calls both of bob's servers hold, once it has called s3. */
+  private Future<DeliveryState> attemptHeldByBobsServers() {
+    bed.peers().set(S3, Behaviour.HOLD);
+    bed.peers().set(S4, Behaviour.HOLD);
+    Future<DeliveryState> held = attemptTo("bob");
+    Eventually.until("the attempt holds s3", WAIT_MS, () -> bed.peers().calls(S3, Ops.RECEIVE_INCOMING_MESSAGE) == 1);
+    return held;
+  }
+
   private Future<DeliveryState> attempt(DeliveryTask task) {
     assertThat(bed.services().engine().reserve()).as("a free attempt place").isTrue();
     return bed.services().engine().submitReserved(new AttemptRequest(task, false, null));
@@ -116,15 +130,11 @@ class DeliveryEngineTest {
   void perDestinationBudget(Vertx vertx) {
     start(vertx, "{\"callTimeoutMs\":60000,\"maxInFlightPerDestination\":1}");
     bed.user("carol", "s5");
-    bed.peers().set(S3, Behaviour.HOLD);
-    bed.peers().set(S4, Behaviour.HOLD);
-    Future<DeliveryState> first = attempt(DeliveryTestbed.firstAttempt(accepted("alice", alice, "bob")));
-    Eventually.until("the first attempt holds s3", WAIT_MS,
-        () -> bed.peers().calls(S3, Ops.RECEIVE_INCOMING_MESSAGE) == 1);
-    Future<DeliveryState> second = attempt(DeliveryTestbed.firstAttempt(accepted("alice", alice, "bob")));
+    Future<DeliveryState> first = attemptHeldByBobsServers();
+    Future<DeliveryState> second = attemptTo("bob");
 
     // an attempt to another server runs beside the waiting one, and completes after it was handed over
-    DeliveryState toCarol = attempt(DeliveryTestbed.firstAttempt(accepted("alice", alice, "carol"))).await();
+    DeliveryState toCarol = attemptTo("carol").await();
 
     assertThat(toCarol).isEqualTo(DeliveryState.DELIVERED);
     assertThat(second.isComplete()).as("the second attempt to bob waits for s3's place").isFalse();
@@ -142,14 +152,10 @@ class DeliveryEngineTest {
   void senderLineFull(Vertx vertx) {
     // a line holds queueCapacity / 8 = 1 waiting attempt
     start(vertx, "{\"callTimeoutMs\":60000,\"maxInFlightPerSender\":1,\"queueCapacity\":8}");
-    bed.peers().set(S3, Behaviour.HOLD);
-    bed.peers().set(S4, Behaviour.HOLD);
-    Future<DeliveryState> running = attempt(DeliveryTestbed.firstAttempt(accepted("alice", alice, "bob")));
-    Eventually.until("the first attempt holds s3", WAIT_MS,
-        () -> bed.peers().calls(S3, Ops.RECEIVE_INCOMING_MESSAGE) == 1);
-    Future<DeliveryState> waiting = attempt(DeliveryTestbed.firstAttempt(accepted("alice", alice, "bob")));
+    Future<DeliveryState> running = attemptHeldByBobsServers();
+    Future<DeliveryState> waiting = attemptTo("bob");
 
-    DeliveryState turnedAway = attempt(DeliveryTestbed.firstAttempt(accepted("alice", alice, "bob"))).await();
+    DeliveryState turnedAway = attemptTo("bob").await();
 
     assertThat(turnedAway).isEqualTo(DeliveryState.ACCEPTED);
     assertThat(bed.peers().calls()).as("only the running attempt called").isEqualTo(2);
@@ -171,8 +177,7 @@ class DeliveryEngineTest {
         false, null, sender, recipient)).await()).isEqualTo(DeliveryState.DELIVERED);
     assertThat(bed.users().reads()).isEqualTo(before);
 
-    assertThat(attempt(DeliveryTestbed.firstAttempt(accepted("alice", alice, "bob"))).await())
-        .isEqualTo(DeliveryState.DELIVERED);
+    assertThat(attemptTo("bob").await()).isEqualTo(DeliveryState.DELIVERED);
     assertThat(bed.users().reads()).isEqualTo(before + 2);
   }
 }
