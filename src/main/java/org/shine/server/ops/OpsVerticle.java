@@ -38,8 +38,7 @@ public final class OpsVerticle extends VerticleBase {
     if (config.admin().port() == 0) {
       return sampled;
     }
-    AdminApi api = new AdminApi(vertx, config, services.ops(), services.users(), services.sessions(),
-        services.quarantine(), services.invites(), services.clock());
+    AdminApi api = new AdminApi(vertx, services);
     return sampled.compose(v -> vertx.createHttpServer(new HttpServerOptions()
             .setHost(config.admin().host()).setPort(config.admin().port()).setHttp2ClearTextEnabled(false))
         .requestHandler(api.router())
