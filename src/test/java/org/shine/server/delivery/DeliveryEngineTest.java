@@ -56,6 +56,11 @@ class DeliveryEngineTest {
     return pair;
   }
 
+  private void bobsServers(Behaviour behaviour) {
+    bed.peers().set(S3, behaviour);
+    bed.peers().set(S4, behaviour);
+  }
+
   /** The first attempt of a new accepted pair from alice to {@code to}. */
   private Future<DeliveryState> attemptTo(String to) {
     return attempt(DeliveryTestbed.firstAttempt(accepted("alice", alice, to)));
@@ -63,8 +68,7 @@ class DeliveryEngineTest {
 
   /** An attempt to bob whose calls both of bob's servers hold, once it has called s3. */
   private Future<DeliveryState> attemptHeldByBobsServers() {
-    bed.peers().set(S3, Behaviour.HOLD);
-    bed.peers().set(S4, Behaviour.HOLD);
+    bobsServers(Behaviour.HOLD);
     Future<DeliveryState> held = attemptTo("bob");
     Eventually.until("the attempt holds s3", WAIT_MS, () -> bed.peers().calls(S3, Ops.RECEIVE_INCOMING_MESSAGE) == 1);
     return held;
@@ -95,8 +99,7 @@ class DeliveryEngineTest {
   @DisplayName("when both routes fail the message is not delivered: the row waits for the 30 s attempt")
   void bothFail(Vertx vertx) {
     start(vertx, "{}");
-    bed.peers().set(S3, Behaviour.REFUSE);
-    bed.peers().set(S4, Behaviour.REFUSE);
+    bobsServers(Behaviour.REFUSE);
     SignedPair pair = accepted("alice", alice, "bob");
 
     DeliveryState state = attempt(DeliveryTestbed.firstAttempt(pair)).await();
@@ -112,8 +115,7 @@ class DeliveryEngineTest {
   @DisplayName("the last scheduled attempt without an ACK fails the message")
   void lastAttemptFails(Vertx vertx) {
     start(vertx, "{}");
-    bed.peers().set(S3, Behaviour.REFUSE);
-    bed.peers().set(S4, Behaviour.REFUSE);
+    bobsServers(Behaviour.REFUSE);
     SignedPair pair = bed.pair("alice", alice, "bob");
     long acceptedAt = pair.outgoing().createdAtMs();
     bed.storeAccepted(pair, 4, acceptedAt + 3_600_000);
