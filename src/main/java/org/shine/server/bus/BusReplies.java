@@ -5,6 +5,7 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
+import java.util.function.Function;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
@@ -33,9 +34,23 @@ public final class BusReplies {
         .map(Message::body);
   }
 
-  /** Replies to {@code message} with the outcome of {@code work}; a failure travels typed ({@link BusFailure}). */
-  public static <T> void replyWith(Message<?> message, Future<T> work) {
-    work.onSuccess(message::reply).onFailure(failure -> message.reply(new BusFailure(Failures.classify(failure))));
+  /**
+   * Serves {@code address} on this node (Hono's {@code EventBusService}): each request body goes to
+   * {@code handler}, and its outcome is the one reply; a failure, thrown or failed, travels typed
+   * ({@link BusFailure}). Completes once the consumer is registered.
+   */
+  public static <T, R> Future<Void> serve(EventBus bus, String address, Function<T, Future<R>> handler) {
+    return bus.<T>localConsumer(address, message -> process(handler, message.body())
+        .onSuccess(message::reply)
+        .onFailure(failure -> message.reply(new BusFailure(Failures.classify(failure))))).completion();
+  }
+
+  private static <T, R> Future<R> process(Function<T, Future<R>> handler, T body) {
+    try {
+      return handler.apply(body);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
   }
 
   /**

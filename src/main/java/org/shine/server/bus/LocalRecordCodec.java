@@ -3,12 +3,14 @@ package org.shine.server.bus;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.MessageCodec;
+import java.util.List;
 
 /**
  * The one codec for command and result records inside a node: passes the immutable record by reference. Records
  * never cross the cluster (sends of them are local-only); what crosses nodes is JSON text.
  */
 public final class LocalRecordCodec<T> implements MessageCodec<T, T> {
+  private static final String REGISTERED = "shine.local-codecs";
   private final String name;
 
   private LocalRecordCodec(Class<T> type) {
@@ -16,21 +18,20 @@ public final class LocalRecordCodec<T> implements MessageCodec<T, T> {
   }
 
   /**
-   * Registers the codec as the default for each record type; a type already registered on this Vertx (another
-   * instance of the same verticle, or a verticle that serves the same records) is left as it is.
+   * Registers the codec as the default for each of {@code types}, once per Vert.x instance: a second call on the same
+   * instance (another node started in the same JVM on it) changes nothing.
    */
-  public static void register(Vertx vertx, Class<?>... types) {
+  public static void registerOnce(Vertx vertx, List<Class<?>> types) {
+    if (vertx.sharedData().getLocalMap(REGISTERED).putIfAbsent(REGISTERED, Boolean.TRUE) != null) {
+      return;
+    }
     for (Class<?> type : types) {
       register(vertx, type);
     }
   }
 
   private static <T> void register(Vertx vertx, Class<T> type) {
-    try {
-      vertx.eventBus().registerDefaultCodec(type, new LocalRecordCodec<>(type));
-    } catch (IllegalStateException alreadyRegistered) {
-      // registered by an earlier deployment on this Vertx: the same codec
-    }
+    vertx.eventBus().registerDefaultCodec(type, new LocalRecordCodec<>(type));
   }
 
   @Override

@@ -2,20 +2,15 @@ package org.shine.server.delivery;
 
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import org.shine.server.config.AppConfig;
-import org.shine.server.db.DeliveryRepository;
 import org.shine.server.db.MicroBatcher;
 import org.shine.server.db.StorageErrors;
-import org.shine.server.db.SyncRepository;
 import org.shine.server.db.SyncRepository.ForwardedPair;
-import org.shine.server.metrics.ShineMetrics;
-import org.shine.server.directory.DirectoryCache;
+import org.shine.server.directory.UserDirectory;
 import org.shine.server.dm.DmCodec;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmFormatException;
@@ -38,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * {@code delivery.maxInFlight} at once, {@code delivery.maxInFlightPerSender} of one sending login and
  * {@code delivery.maxInFlightPerDestination} calling one server (PROTOCOL §13), an attempt that must wait for its
  * sender or a destination holding no running place. An attempt: from attempt {@code askSiblingFromAttempt} on, ask
- * the sender's sibling first; re-read the recipient's routes; store in-process for a route that is this server, and
- * call {@code ReceiveIncomingMessage} on every other route in parallel; the first ACK is delivery; the
+ * the sender's sibling first; re-read the recipient's routes (the first attempt of a send takes the users its
+ * intake read, so a send reads each user once); store in-process for a route that is this server, and call
+ * {@code ReceiveIncomingMessage} on every other route in parallel; the first ACK is delivery; the
  * {@link AttemptRecorder} records the outcome. An attempt the budget turns away (its line is full) is not made: its
  * row stays {@code accepted} for the retry worker. After a first attempt the pair is forwarded to the sender's
  * sibling, and a forward the sibling acknowledges marks the pair's outbox item synced (batched too). Confined to the
@@ -52,7 +48,7 @@ public final class DeliveryEngine {
   /** One sender's or one destination's line holds at most this share of the engine's queue. */
   private static final int LINE_SHARE = 8;
   private final AppConfig config;
-  private final DirectoryCache directory;
+  private final UserDirectory directory;
   private final CopyStore copies;
   private final SignalStore signals;
   private final PeerCalls peers;
@@ -64,24 +60,25 @@ public final class DeliveryEngine {
   private final AttemptRecorder recorder;
   private final MicroBatcher<ForwardedPair, Boolean> forwards;
 
-  DeliveryEngine(AppConfig config, DirectoryCache directory, DeliveryRepository deliveries,
-      SyncRepository outbox, CopyStore copies, SignalStore signals, PeerCalls peers, Frames frames, Events events,
-      Clock clock, AttemptSlots slots, ShineMetrics metrics) {
-    this.events = Objects.requireNonNull(events);
-    this.config = Objects.requireNonNull(config);
-    this.directory = Objects.requireNonNull(directory);
-    this.copies = Objects.requireNonNull(copies);
-    this.signals = Objects.requireNonNull(signals);
-    this.peers = Objects.requireNonNull(peers);
-    this.frames = Objects.requireNonNull(frames);
-    this.slots = Objects.requireNonNull(slots);
+  /** The engine over the shared services of {@code module}, with its event-loop-confined stores. */
+  DeliveryEngine(DeliveryModule module) {
+    DeliveryServices services = module.services;
+    this.config = services.config();
+    this.directory = services.directory();
+    this.peers = services.peers();
+    this.slots = services.slots();
+    this.copies = module.copies;
+    this.signals = module.signals;
+    this.frames = module.frames;
+    this.events = module.events;
     AppConfig.Delivery delivery = config.delivery();
     this.schedule = new DeliverySchedule(delivery.scheduleMs(), delivery.askSiblingFromAttempt());
     this.budget = new AttemptBudget(delivery.maxInFlight(), delivery.maxInFlightPerSender(),
         delivery.maxInFlightPerDestination(), Math.max(1, delivery.queueCapacity() / LINE_SHARE));
-    this.recorder = new AttemptRecorder(deliveries, events, clock, metrics, schedule, slots.capacity());
+    this.recorder = new AttemptRecorder(services.deliveries(), events, services.clock(), services.metrics(), schedule,
+        slots.capacity());
     // forwards hold no slot: beyond this bound a forward's mark is refused and sync carries the pair instead
-    this.forwards = new MicroBatcher<>(batch -> outbox.markForwarded(batch).map(n -> batch.stream()
+    this.forwards = new MicroBatcher<>(batch -> services.outbox().markForwarded(batch).map(n -> batch.stream()
         .map(p -> Boolean.TRUE).toList()), p -> p, MAX_BATCH, CONCURRENT_BATCHES, slots.capacity());
   }
 
@@ -103,15 +100,18 @@ public final class DeliveryEngine {
         })
         .onComplete(ar -> slots.release());
     if (request.forward() != null) {
-      done.onComplete(ar -> forward(request.forward()));
+      done.onComplete(ar -> forward(request.forward(), request.sender()));
     }
     return done;
   }
 
   private Future<DeliveryState> run(AttemptBudget.Ticket ticket, AttemptRequest request) {
     DeliveryTask task = request.task();
-    Future<StoredUser> sender = directory.require(task.sender());
-    Future<StoredUser> recipient = directory.require(task.recipient());
+    // the first attempt of a send carries the users its intake read: one directory read per send
+    Future<StoredUser> sender = request.sender() != null ? Future.succeededFuture(request.sender())
+        : directory.require(task.sender());
+    Future<StoredUser> recipient = request.recipient() != null ? Future.succeededFuture(request.recipient())
+        : directory.require(task.recipient());
     return Future.all(sender, recipient)
         .compose(v -> budget.toward(ticket, remoteUrls(recipient.result())))
         .compose(admitted -> siblingSaysDelivered(task, sender.result()))
@@ -220,7 +220,14 @@ public final class DeliveryEngine {
    * outbox item synced (the sibling has it).
    */
   void forward(ForwardRequest pair) {
-    directory.require(pair.sender()).onSuccess(sender -> siblingOf(sender).ifPresent(sibling -> peers.call(
+    forward(pair, null);
+  }
+
+  /** As {@link #forward(ForwardRequest)}, with the sender as just read ({@code null}: read it now). */
+  private void forward(ForwardRequest pair, StoredUser knownSender) {
+    Future<StoredUser> read = knownSender != null ? Future.succeededFuture(knownSender)
+        : directory.require(pair.sender());
+    read.onSuccess(sender -> siblingOf(sender).ifPresent(sibling -> peers.call(
             sibling.url(), Ops.RECEIVE_OUTCOMING_MESSAGE, frames.object()
                 .put("incomingBlobB64", Base64.getEncoder().encodeToString(pair.incomingBlob()))
                 .put("outgoingBlobB64", Base64.getEncoder().encodeToString(pair.outgoingBlob()))

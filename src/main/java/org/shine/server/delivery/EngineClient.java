@@ -18,6 +18,8 @@ import org.slf4j.LoggerFactory;
  * reserves a place of the node's {@link AttemptSlots} before it stores or claims a row, then hands the attempt over
  * the local bus; the engine gives the place back once the attempt is recorded. An answer that does not come in
  * time reads as {@code accepted}: the row is stored and the engine (or later the retry worker) still delivers it.
+ * One per node, shared by every producer on any event loop: it holds the event bus, the thread-safe slots and send
+ * options it only reads.
  */
 public final class EngineClient {
   private static final Logger LOG = LoggerFactory.getLogger(EngineClient.class);

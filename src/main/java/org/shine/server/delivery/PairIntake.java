@@ -66,7 +66,7 @@ final class PairIntake {
     return Future.all(author, recipient)
         .compose(v -> plan(arrival, author.result(), recipient.result()))
         .compose(plan -> store(arrival, author.result(), recipient.result(), plan))
-        .compose(stored -> announce(arrival, stored));
+        .compose(stored -> announce(arrival, stored, author.result(), recipient.result()));
   }
 
   private Future<Plan> plan(Arrival arrival, StoredUser author, StoredUser recipient) {
@@ -136,7 +136,7 @@ final class PairIntake {
         });
   }
 
-  private Future<Intake> announce(Arrival arrival, Intake stored) {
+  private Future<Intake> announce(Arrival arrival, Intake stored, StoredUser author, StoredUser recipient) {
     DmContainer incoming = arrival.incoming();
     if (stored.recipientCopyWritten()) {
       events.pushIncoming(incoming.to(), incoming);
@@ -150,7 +150,7 @@ final class PairIntake {
         events.pushOutgoing(pair.outgoing(), stored.state(), null);
       }
       if (stored.firstAttempt() != null) {
-        attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), true, null));
+        attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), true, null, author, recipient));
       }
       return Future.succeededFuture(stored);
     }
@@ -159,7 +159,8 @@ final class PairIntake {
         pair.incoming().bytes(), pair.outgoing().bytes()) : null;
     Future<DeliveryState> state;
     if (stored.firstAttempt() != null) {
-      state = attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), false, forward));
+      // the users just read go with the attempt, so the engine does not read them again
+      state = attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), false, forward, author, recipient));
     } else {
       if (forward != null) {
         attempts.forward(forward);

@@ -2,7 +2,6 @@ package org.shine.server.delivery;
 
 import io.vertx.core.Future;
 import java.time.Clock;
-import java.util.Objects;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DeliveryRepository;
 import org.shine.server.dm.DmContainer;
@@ -30,15 +29,14 @@ public final class SignalService {
   private final Clock clock;
   private final ClockSkew skew;
 
-  SignalService(AppConfig config, PairIntake users, SignalStore signals, EngineClient attempts,
-      DeliveryRepository deliveries, Clock clock, ClockSkew skew) {
-    this.skew = Objects.requireNonNull(skew);
-    this.config = Objects.requireNonNull(config);
-    this.users = Objects.requireNonNull(users);
-    this.signals = Objects.requireNonNull(signals);
-    this.attempts = Objects.requireNonNull(attempts);
-    this.deliveries = Objects.requireNonNull(deliveries);
-    this.clock = Objects.requireNonNull(clock);
+  SignalService(DeliveryModule module) {
+    this.skew = module.skew;
+    this.config = module.services.config();
+    this.users = module.intake;
+    this.signals = module.signals;
+    this.attempts = module.services.engine();
+    this.deliveries = module.services.deliveries();
+    this.clock = module.services.clock();
   }
 
   /** SendReadReceipt from the reader's session {@code sessionId}; answers the delivery state of the receipt. */

@@ -56,19 +56,18 @@ public final class DirectoryService {
   private final InviteRepository invites;
   private final EgressPolicy egress;
 
-  public DirectoryService(Vertx vertx, AppConfig config, Pool pool, ObjectMapper mapper, Clock clock,
-      SignatureVerifier verifier) {
+  public DirectoryService(Vertx vertx, DirectoryServices services, ObjectMapper mapper) {
     this.vertx = Objects.requireNonNull(vertx);
-    this.verifier = Objects.requireNonNull(verifier);
-    this.servers = new ServerKeyRepository(pool);
-    this.invites = new InviteRepository(pool);
-    this.egress = EgressPolicy.of(config);
-    this.config = Objects.requireNonNull(config);
-    this.peers = new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs());
-    this.pool = Objects.requireNonNull(pool);
-    this.repository = new DirectoryRepository(pool);
+    this.verifier = services.verifier();
+    this.servers = services.servers();
+    this.invites = services.invites();
+    this.egress = EgressPolicy.of(services.config());
+    this.config = services.config();
+    this.peers = services.peers();
+    this.pool = services.pool();
+    this.repository = services.users();
     this.mapper = Objects.requireNonNull(mapper);
-    this.clock = Objects.requireNonNull(clock);
+    this.clock = services.clock();
   }
 
   /**

@@ -6,7 +6,6 @@ import java.time.Clock;
 import java.util.Objects;
 import org.shine.server.bus.Addresses;
 import org.shine.server.config.AppConfig;
-import org.shine.server.db.Database;
 import org.shine.server.db.HubRepository;
 import org.shine.server.db.StorageErrors;
 import org.slf4j.Logger;
@@ -23,17 +22,18 @@ public final class HubVerticle extends VerticleBase {
   private final AppConfig config;
   private final Clock clock;
   private final HubSubscribers subscribers;
+  private final HubRepository hub;
   private long timer = -1;
 
-  public HubVerticle(AppConfig config, Clock clock, HubSubscribers subscribers) {
+  public HubVerticle(AppConfig config, Clock clock, HubSubscribers subscribers, HubRepository hub) {
     this.config = Objects.requireNonNull(config);
     this.clock = Objects.requireNonNull(clock);
     this.subscribers = Objects.requireNonNull(subscribers);
+    this.hub = Objects.requireNonNull(hub);
   }
 
   @Override
   public Future<?> start() {
-    HubRepository hub = new HubRepository(Database.sharedPool(vertx, config.db()));
     long retentionMs = config.hub().retentionS() * 1000;
     timer = vertx.setPeriodic(CLEANUP_PERIOD_MS, id -> hub.expire(clock.millis() - retentionMs, clock.millis())
         .onFailure(failure -> {

@@ -10,22 +10,15 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 import org.shine.server.db.StorageHealth;
-import org.shine.server.delivery.AttemptSlots;
 import org.shine.server.delivery.DeliveryEngineVerticle;
 import org.shine.server.delivery.DeliveryVerticle;
 import org.shine.server.directory.DirectoryVerticle;
-import org.shine.server.dm.SignatureVerifier;
-import org.shine.server.gateway.ConnectionBudget;
 import org.shine.server.gateway.GatewayVerticle;
-import org.shine.server.gateway.OpLimits;
-import org.shine.server.gateway.SessionRegistry;
 import org.shine.server.hub.HubRoutes;
-import org.shine.server.hub.HubSubscribers;
 import org.shine.server.hub.HubVerticle;
 import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.ops.OpsVerticle;
@@ -34,8 +27,6 @@ import org.shine.server.peer.ServerIdentity;
 import org.shine.server.retry.RetryVerticle;
 import org.shine.server.settings.SettingsVerticle;
 import org.shine.server.sync.SyncVerticle;
-import org.shine.server.util.PerKeyLimit;
-import org.shine.server.util.PerKeyRate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,12 +36,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ShineServer {
   private static final Logger LOG = LoggerFactory.getLogger(ShineServer.class);
-  /** Concurrent long polls of one user on one node (PROTOCOL §10: beyond, 429). */
-  private static final int HUB_POLLS_PER_USER = 4;
-  /** Users whose full re-sync (MarkAllUserSettingsUnsynced) the node tracks at once; beyond, new ones wait. */
-  static final int RESYNC_USERS_PER_MIN = 10_000;
-  /** Hub subscribers a node keeps in memory; beyond, every user's events get their hub entry built. */
-  private static final int HUB_SUBSCRIBERS_KNOWN = 1_000_000;
   private final Vertx vertx;
   private final AppConfig config;
   private final Clock clock;
@@ -60,8 +45,8 @@ public final class ShineServer {
   private String retryDeployment;
   private String opsDeployment;
   private String gatewayDeployment;
-  private ServerIdentity identity;
   private StorageHealth health;
+  private NodeServices services;
   /** Completes once the gateway listens: peers are dialed only then (they check our login at our key document). */
   private final Promise<Void> gatewayUp = Promise.promise();
 
@@ -78,40 +63,35 @@ public final class ShineServer {
     this.metrics = Objects.requireNonNull(metrics);
   }
 
+  /** Prepares the database, builds the node's {@link NodeServices} once, then deploys the verticles over them. */
   public Future<Void> start() {
-    SignatureVerifier verifier = new SignatureVerifier(vertx, config.limits().verifyQueue(), metrics);
-    PerKeyLimit polls = new PerKeyLimit(HUB_POLLS_PER_USER);
-    ConnectionBudget connections = new ConnectionBudget(config.limits().maxConnections(),
-        config.limits().maxConnectionsPerIp());
-    OpLimits limits = new OpLimits(config.limits(), System::nanoTime);
-    PerKeyRate resyncRate = new PerKeyRate(config.sync().markAllPerUserPerMin(), TimeUnit.MINUTES.toNanos(1),
-        RESYNC_USERS_PER_MIN, System::nanoTime);
-    AttemptSlots slots = new AttemptSlots(config.delivery().maxInFlight() + config.delivery().queueCapacity());
-    SessionRegistry sessions = new SessionRegistry();
-    HubSubscribers subscribers = new HubSubscribers(HUB_SUBSCRIBERS_KNOWN);
     AppConfig.Instances n = config.instances();
     return Database.prepare(vertx, config.db())
         .onSuccess(v -> health = StorageHealth.open(vertx, config.db()))
         .compose(v -> loadIdentity())
-        .onSuccess(loaded -> identity = loaded)
-        .compose(v -> deploy(() -> new PeerVerticle(config, identity, verifier, clock, metrics, gatewayUp.future()),
-            1))
+        .compose(identity -> {
+          services = new NodeServices(vertx, config, clock, metrics, identity, health);
+          return services.start();
+        })
+        .compose(v -> deploy(() -> new PeerVerticle(services.forPeers(), gatewayUp.future()), 1))
         .onSuccess(id -> peerDeployment = id)
         .compose(v -> Future.all(
-            deploy(() -> new DirectoryVerticle(config, clock, verifier), n.directory()),
+            deploy(() -> new DirectoryVerticle(services.forDirectory()), n.directory()),
             // one engine per node: every delivery instance and the retry timer hand their attempts to it
-            deploy(() -> new DeliveryEngineVerticle(config, clock, verifier, slots, subscribers, metrics), 1),
-            deploy(() -> new DeliveryVerticle(config, clock, verifier, slots, subscribers), n.delivery()),
-            deploy(() -> new SettingsVerticle(config, clock), 1),
-            deploy(() -> new SyncVerticle(config, clock, health, metrics, resyncRate), n.sync()),
-            deploy(() -> new HubVerticle(config, clock, subscribers), n.hub())))
+            deploy(() -> new DeliveryEngineVerticle(services.forDelivery()), 1),
+            deploy(() -> new DeliveryVerticle(services.forDelivery()), n.delivery()),
+            deploy(() -> new SettingsVerticle(config, clock, services.settings()), 1),
+            deploy(() -> new SyncVerticle(services.forSync()), n.sync()),
+            deploy(() -> new HubVerticle(config, clock, services.subscribers(), services.hub()), n.hub())))
         .onSuccess(ids -> ids.<String>list().forEach(serviceDeployments::add))
-        .compose(v -> deploy(() -> new RetryVerticle(config, clock, slots, health), n.retry()))
+        .compose(v -> deploy(() -> new RetryVerticle(config, clock, services.deliveries(), services.engine(), health),
+            n.retry()))
         .onSuccess(id -> retryDeployment = id)
-        .compose(v -> deploy(() -> new OpsVerticle(config, clock, metrics, sessions), 1))
+        .compose(v -> deploy(() -> new OpsVerticle(services.forOps()), 1))
         .onSuccess(id -> opsDeployment = id)
-        .compose(v -> deploy(() -> new GatewayVerticle(config, identity, verifier, connections, limits, metrics,
-            health, sessions, HubRoutes.perInstance(config, clock, verifier, polls)), n.gateway()))
+        .compose(v -> deploy(() -> new GatewayVerticle(config, services.identity(), services.verifier(),
+            services.connections(), services.limits(), metrics, health, services.sessions(),
+            HubRoutes.perInstance(config, clock, services.verifier(), services.polls())), n.gateway()))
         .onSuccess(id -> {
           gatewayDeployment = id;
           gatewayUp.tryComplete();
@@ -136,6 +116,7 @@ public final class ShineServer {
         .compose(v -> undeploy(retryDeployment))
         .compose(v -> Future.join(serviceDeployments.stream().map(vertx::undeploy).toList()))
         .compose(v -> undeploy(peerDeployment))
+        .compose(v -> services == null ? Future.succeededFuture() : services.close())
         .compose(v -> health == null ? Future.succeededFuture() : health.close())
         .onComplete(ar -> LOG.debug("server {} stopped", config.serverLogin()))
         .mapEmpty();
@@ -148,7 +129,12 @@ public final class ShineServer {
 
   /** This node's server identity (after {@link #start()}). */
   public ServerIdentity identity() {
-    return identity;
+    return services == null ? null : services.identity();
+  }
+
+  /** This node's composition root (after {@link #start()}). */
+  public NodeServices services() {
+    return services;
   }
 
   /** The server key, read once per node start (PROTOCOL §6a). */

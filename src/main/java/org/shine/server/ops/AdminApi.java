@@ -58,16 +58,15 @@ public final class AdminApi {
   private final InviteRepository invites;
   private final Clock clock;
 
-  public AdminApi(Vertx vertx, AppConfig config, OpsRepository ops, DirectoryRepository directory,
-      SessionRegistry sessions, QuarantineRepository quarantine, InviteRepository invites, Clock clock) {
-    this.quarantine = Objects.requireNonNull(quarantine);
+  public AdminApi(Vertx vertx, OpsServices services) {
     this.vertx = Objects.requireNonNull(vertx);
-    this.config = Objects.requireNonNull(config);
-    this.ops = Objects.requireNonNull(ops);
-    this.directory = Objects.requireNonNull(directory);
-    this.sessions = Objects.requireNonNull(sessions);
-    this.invites = Objects.requireNonNull(invites);
-    this.clock = Objects.requireNonNull(clock);
+    this.quarantine = services.quarantine();
+    this.config = services.config();
+    this.ops = services.ops();
+    this.directory = services.users();
+    this.sessions = services.sessions();
+    this.invites = services.invites();
+    this.clock = services.clock();
   }
 
   /** A router serving the endpoints. */

@@ -4,16 +4,8 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
-import io.vertx.sqlclient.Pool;
-import java.time.Clock;
 import java.util.Objects;
 import org.shine.server.config.AppConfig;
-import org.shine.server.db.Database;
-import org.shine.server.db.DirectoryRepository;
-import org.shine.server.db.InviteRepository;
-import org.shine.server.db.OpsRepository;
-import org.shine.server.db.QuarantineRepository;
-import org.shine.server.gateway.SessionRegistry;
 import org.shine.server.metrics.ShineMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,35 +17,28 @@ import org.slf4j.LoggerFactory;
  */
 public final class OpsVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(OpsVerticle.class);
-  private final AppConfig config;
-  private final Clock clock;
-  private final ShineMetrics metrics;
-  private final SessionRegistry sessions;
+  private final OpsServices services;
   private long timer = -1;
   private HttpServer admin;
 
-  public OpsVerticle(AppConfig config, Clock clock, ShineMetrics metrics, SessionRegistry sessions) {
-    this.config = Objects.requireNonNull(config);
-    this.clock = Objects.requireNonNull(clock);
-    this.metrics = Objects.requireNonNull(metrics);
-    this.sessions = Objects.requireNonNull(sessions);
+  public OpsVerticle(OpsServices services) {
+    this.services = Objects.requireNonNull(services);
   }
 
   @Override
   public Future<?> start() {
-    Pool pool = Database.sharedPool(vertx, config.db());
-    OpsRepository ops = new OpsRepository(pool);
+    AppConfig config = services.config();
+    ShineMetrics metrics = services.metrics();
     Future<Void> sampled = Future.succeededFuture();
     if (metrics.scrapeRegistry().isPresent()) {
-      RowGauges gauges = new RowGauges(ops, metrics, config.serverLogin(), clock);
+      RowGauges gauges = new RowGauges(services.ops(), metrics, config.serverLogin(), services.clock());
       sampled = gauges.sample();
       timer = vertx.setPeriodic(config.metrics().gaugePeriodMs(), id -> gauges.sample());
     }
     if (config.admin().port() == 0) {
       return sampled;
     }
-    AdminApi api = new AdminApi(vertx, config, ops, new DirectoryRepository(pool), sessions,
-        new QuarantineRepository(pool), new InviteRepository(pool), clock);
+    AdminApi api = new AdminApi(vertx, services);
     return sampled.compose(v -> vertx.createHttpServer(new HttpServerOptions()
             .setHost(config.admin().host()).setPort(config.admin().port()).setHttp2ClearTextEnabled(false))
         .requestHandler(api.router())

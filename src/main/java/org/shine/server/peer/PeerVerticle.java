@@ -20,9 +20,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
-import org.shine.server.bus.LocalRecordCodec;
 import org.shine.server.config.AppConfig;
-import org.shine.server.db.Database;
 import org.shine.server.db.ServerKeyRepository;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.egress.EgressPolicy;
@@ -61,6 +59,7 @@ public final class PeerVerticle extends VerticleBase {
   private final SignatureVerifier verifier;
   private final Clock clock;
   private final ShineMetrics metrics;
+  private final ServerKeyRepository keys;
   private final Future<Void> nodeUp;
   private final int maxConnections;
   /** In access order: the least recently used connection first. */
@@ -72,34 +71,30 @@ public final class PeerVerticle extends VerticleBase {
   private HttpClient http;
   private EgressResolver egress;
   private CallerHandshake handshake;
-  private ServerKeyRepository keys;
   private long idleTimer = -1;
 
   /** {@code nodeUp}: completes once the node's gateway listens; no peer is dialed before. */
-  public PeerVerticle(AppConfig config, ServerIdentity identity, SignatureVerifier verifier, Clock clock,
-      ShineMetrics metrics, Future<Void> nodeUp) {
-    this(config, identity, verifier, clock, metrics, nodeUp, MAX_CONNECTIONS);
+  public PeerVerticle(PeerServices services, Future<Void> nodeUp) {
+    this(services, nodeUp, MAX_CONNECTIONS);
   }
 
   /** With a table of {@code maxConnections} peer connections. */
-  public PeerVerticle(AppConfig config, ServerIdentity identity, SignatureVerifier verifier, Clock clock,
-      ShineMetrics metrics, Future<Void> nodeUp, int maxConnections) {
+  public PeerVerticle(PeerServices services, Future<Void> nodeUp, int maxConnections) {
     if (maxConnections < 1) {
       throw new IllegalArgumentException("maxConnections must be positive");
     }
     this.maxConnections = maxConnections;
     this.nodeUp = Objects.requireNonNull(nodeUp);
-    this.config = Objects.requireNonNull(config);
-    this.identity = Objects.requireNonNull(identity);
-    this.verifier = Objects.requireNonNull(verifier);
-    this.clock = Objects.requireNonNull(clock);
-    this.metrics = Objects.requireNonNull(metrics);
+    this.config = services.config();
+    this.identity = services.identity();
+    this.verifier = services.verifier();
+    this.clock = services.clock();
+    this.metrics = services.metrics();
+    this.keys = services.keys();
   }
 
   @Override
   public Future<?> start() {
-    LocalRecordCodec.register(vertx, PeerRequest.class, PeerResponse.class, ServerLoginCheck.class,
-        PeerStatus.All.class);
     int maxMessage = Math.max(MIN_MESSAGE_BYTES, config.limits().maxResponseBytes()) + FRAME_SLACK_BYTES;
     // wss: the certificate must be valid for the URL's host (PROTOCOL §6a v3 step 2); SNI names that host
     client = vertx.createWebSocketClient(new WebSocketClientOptions()
@@ -109,7 +104,6 @@ public final class PeerVerticle extends VerticleBase {
         .setVerifyHost(true));
     http = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) config.delivery().callTimeoutMs())
         .setVerifyHost(true).setForceSni(true));
-    keys = new ServerKeyRepository(Database.sharedPool(vertx, config.db()));
     egress = new EgressResolver(vertx, EgressPolicy.of(config));
     PeerKeys peerKeys = new PeerKeys(config, keys, http, verifier, egress, clock);
     handshake = new CallerHandshake(identity, peerKeys, verifier);
@@ -128,11 +122,10 @@ public final class PeerVerticle extends VerticleBase {
         downIdleMs * 1_000_000L));
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
-        bus.<PeerRequest>localConsumer(Addresses.PEER_REQUEST, m -> BusReplies.replyWith(m, call(m.body())))
-            .completion(),
-        bus.<ServerLoginCheck>localConsumer(Addresses.PEER_VERIFY_LOGIN,
-            m -> BusReplies.replyWith(m, peerKeys.verify(m.body()).map(v -> Boolean.TRUE))).completion(),
-        bus.<Object>localConsumer(Addresses.PEER_STATUS, m -> m.reply(status(), LOCAL)).completion()));
+        BusReplies.serve(bus, Addresses.PEER_REQUEST, this::call),
+        BusReplies.<ServerLoginCheck, Boolean>serve(bus, Addresses.PEER_VERIFY_LOGIN,
+            check -> peerKeys.verify(check).map(v -> Boolean.TRUE)),
+        BusReplies.serve(bus, Addresses.PEER_STATUS, any -> Future.succeededFuture(status()))));
   }
 
   @Override

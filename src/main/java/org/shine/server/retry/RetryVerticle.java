@@ -7,10 +7,8 @@ import java.util.Objects;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
-import org.shine.server.db.Database;
 import org.shine.server.db.DeliveryRepository;
 import org.shine.server.db.StorageHealth;
-import org.shine.server.delivery.AttemptSlots;
 import org.shine.server.delivery.EngineClient;
 
 /**
@@ -21,30 +19,31 @@ import org.shine.server.delivery.EngineClient;
 public final class RetryVerticle extends VerticleBase {
   private final AppConfig config;
   private final Clock clock;
-  private final AttemptSlots slots;
+  private final DeliveryRepository deliveries;
+  private final EngineClient engine;
   private final StorageHealth health;
   private long timer = -1;
   private RetryWorker worker;
   private Runnable stopListening = () -> { };
 
-  public RetryVerticle(AppConfig config, Clock clock, AttemptSlots slots, StorageHealth health) {
+  /** {@code engine}: the node's client of its one delivery engine, shared by every producer of attempts. */
+  public RetryVerticle(AppConfig config, Clock clock, DeliveryRepository deliveries, EngineClient engine,
+      StorageHealth health) {
     this.config = Objects.requireNonNull(config);
     this.clock = Objects.requireNonNull(clock);
-    this.slots = Objects.requireNonNull(slots);
+    this.deliveries = Objects.requireNonNull(deliveries);
+    this.engine = Objects.requireNonNull(engine);
     this.health = Objects.requireNonNull(health);
   }
 
   @Override
   public Future<?> start() {
-    EngineClient engine = new EngineClient(vertx.eventBus(), slots, config.delivery());
-    worker = new RetryWorker(config, new DeliveryRepository(Database.sharedPool(vertx, config.db())), engine, clock,
-        health);
+    worker = new RetryWorker(config, deliveries, engine, clock, health);
     timer = vertx.setPeriodic(config.delivery().workerPeriodMs(), id -> worker.tick());
     stopListening = health.onUp(worker::resume);
     return Future.all(
         vertx.eventBus().<String>localConsumer(Addresses.PEER_UP, m -> worker.serverReturned(m.body())).completion(),
-        vertx.eventBus().<String>localConsumer(Addresses.RETRY_PEER_NOW,
-            m -> BusReplies.replyWith(m, worker.serverReturned(m.body()))).completion());
+        BusReplies.serve(vertx.eventBus(), Addresses.RETRY_PEER_NOW, worker::serverReturned));
   }
 
   /** No new tick; the running one finishes its attempts (each bounded by the call timeout). */

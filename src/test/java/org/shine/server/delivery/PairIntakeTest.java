@@ -93,7 +93,7 @@ class PairIntakeTest {
     db = TestDatabase.create(vertx);
     pool = db.pool();
     new Migrator(pool).migrate().await();
-    LocalRecordCodec.register(vertx, AttemptRequest.class, ForwardRequest.class, DeliveryState.class);
+    LocalRecordCodec.registerOnce(vertx, List.of(AttemptRequest.class, ForwardRequest.class, DeliveryState.class));
   }
 
   @AfterAll

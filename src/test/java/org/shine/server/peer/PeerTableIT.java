@@ -20,9 +20,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.client.ShineClient;
+import org.shine.server.db.Database;
+import org.shine.server.db.ServerKeyRepository;
 import org.shine.server.dm.KeyFile;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.metrics.ShineMetrics;
+import org.shine.server.node.LocalCodecs;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
@@ -52,9 +55,11 @@ class PeerTableIT {
     world = TestWorld.on(vertx);
     server = world.server("s1", "{\"delivery\":{\"timeoutsToDown\":1,\"callTimeoutMs\":60000}}");
     node = Vertx.vertx();
-    node.deployVerticle(new PeerVerticle(server.config(), new ServerIdentity("s1", server.url(),
+    LocalCodecs.register(node);
+    PeerServices services = new PeerServices(server.config(), new ServerIdentity("s1", server.url(),
         KeyFile.generate(null).privateKey()), new SignatureVerifier(node, 100), Clock.systemUTC(),
-        ShineMetrics.disabled(), Future.succeededFuture(), 2)).await();
+        ShineMetrics.disabled(), new ServerKeyRepository(Database.sharedPool(node, server.config().db())));
+    node.deployVerticle(new PeerVerticle(services, Future.succeededFuture(), 2)).await();
   }
 
   @AfterEach
