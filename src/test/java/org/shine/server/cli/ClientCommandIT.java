@@ -3,7 +3,6 @@ package org.shine.server.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -184,10 +183,8 @@ class ClientCommandIT {
   void inviteAndPagedSettings(Vertx vertx) throws IOException {
     int adminPort = TestServer.freePort();
     // a server of its own: no peers (s1, which does not know it, would refuse its logins)
-    ObjectNode config = TestServer.json("{\"directory\": {\"registration\": \"invite\"},"
-        + " \"limits\": {\"maxResponseBytes\": 262144}, \"peers\": []}");
-    config.putObject("admin").put("host", "127.0.0.1").put("port", adminPort);
-    TestServer invites = world.server("inv", config);
+    TestServer invites = world.server("inv", TestServer.merge(TestServer.json("{\"directory\": {\"registration\":"
+        + " \"invite\"}, \"limits\": {\"maxResponseBytes\": 262144}, \"peers\": []}"), TestServer.admin(adminPort)));
     String dora = key("dora");
 
     assertOneLine(Cli.run("client", "register", "--key", dora, "--server", invites.url()), CliFailure.FAILED,

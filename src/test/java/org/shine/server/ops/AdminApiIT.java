@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -68,9 +67,9 @@ class AdminApiIT {
     deadServer = dead.getKey();
     adminPort = TestServer.freePort();
     s2 = world.server("s2");
-    ObjectNode s1Config = TestServer.json("{\"delivery\": {\"workerPeriodMs\": 50, \"callTimeoutMs\": 1000}}");
-    s1Config.putObject("admin").put("host", "127.0.0.1").put("port", adminPort);
-    s1 = world.clock(CLOCK).server("s1", s1Config);
+    s1 = world.clock(CLOCK).server("s1", TestServer.merge(
+        TestServer.json("{\"delivery\": {\"workerPeriodMs\": 50, \"callTimeoutMs\": 1000}}"),
+        TestServer.admin(adminPort)));
     TestUser alice = world.user("alice", TestWorld.routes(s1), s1, s2);
     world.user("carol", List.of(dead), s1);
     TestUser frank = world.user("frank", List.of(Map.entry("s1", s1.url()), dead), s1);

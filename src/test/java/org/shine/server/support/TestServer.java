@@ -101,6 +101,26 @@ public final class TestServer implements AutoCloseable {
     return root;
   }
 
+  /**
+   * Config overrides naming {@code loginsAndUrls} (serverLogin, WebSocket URL, ...) as configured peers:
+   * {@code {"peers":[...]}}, e.g. for a stub or a server of another world.
+   */
+  public static ObjectNode peersAt(String... loginsAndUrls) {
+    var root = Json.MAPPER.createObjectNode();
+    var peers = root.putArray("peers");
+    for (int i = 0; i < loginsAndUrls.length; i += 2) {
+      peers.addObject().put("serverLogin", loginsAndUrls[i]).put("url", loginsAndUrls[i + 1]);
+    }
+    return root;
+  }
+
+  /** Config overrides that turn the admin API on at 127.0.0.1:{@code port}: {@code {"admin":{...}}}. */
+  public static ObjectNode admin(int port) {
+    var root = Json.MAPPER.createObjectNode();
+    root.putObject("admin").put("host", "127.0.0.1").put("port", port);
+    return root;
+  }
+
   /** {@code overridesJson} (a JSON object) as an object to merge or extend. */
   public static ObjectNode json(String overridesJson) {
     try {
