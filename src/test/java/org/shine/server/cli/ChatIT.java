@@ -9,12 +9,11 @@ import io.vertx.junit5.VertxExtension;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -22,10 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
 import org.shine.server.client.MessageBody;
 import org.shine.server.client.ShineClient;
 import org.shine.server.support.Eventually;
-import org.shine.server.support.Opened;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 
 /**
  * {@code client chat} as a user sees it, against real servers: alice chats on s1 with bob, whose only server is s2.
@@ -39,29 +37,29 @@ class ChatIT {
   private static final String GREY_TICK = "\u001b[90m✓\u001b[0m";
   private static final String LIGHT_TICK = "\u001b[96m✓\u001b[0m";
   private static final String DOUBLE_TICK = "\u001b[96m✓✓\u001b[0m";
-  private final Opened opened = new Opened();
+  private TestWorld world;
   @TempDir
   Path dir;
 
+  @BeforeEach
+  void world(Vertx vertx) {
+    world = TestWorld.on(vertx);
+  }
+
   @AfterEach
   void close() {
-    opened.closeAll();
+    world.close();
   }
 
   @Test
   @DisplayName("on a terminal a message sent while the peer's server is down shows a grey tick, a light one when"
       + " it returns, two when the peer reads it")
-  void ticksOnATerminal(Vertx vertx) throws Exception {
-    TestDatabase db1 = opened.keep(TestDatabase.create(vertx));
-    TestDatabase db2 = opened.keep(TestDatabase.create(vertx));
-    int port1 = TestServer.freePort();
-    int port2 = TestServer.freePort();
-    TestServer s1 = opened.keep(TestServer.start("s1", db1.config(), Clock.systemUTC(), TestServer.peers("s2", port2),
-        port1));
-    TestServer s2 = TestServer.start("s2", db2.config(), Clock.systemUTC(), TestServer.peers("s1", port1), port2);
-    String[] both = {s1.url(), s2.url()};
-    TestUser alice = TestUser.create("alice").publish(vertx, List.of(Map.entry("s1", s1.url())), 1, both);
-    TestUser bob = TestUser.create("bob").publish(vertx, List.of(Map.entry("s2", s2.url())), 1, both);
+  void ticksOnATerminal() throws Exception {
+    TestServer[] servers = world.servers("s1", "s2");
+    TestServer s1 = servers[0];
+    TestServer s2 = servers[1];
+    TestUser alice = world.user("alice", TestWorld.routes(s1), s1, s2);
+    TestUser bob = world.user("bob", TestWorld.routes(s2), s1, s2);
     Path aliceKey = write(alice);
 
     // GIVEN bob's only server is down
@@ -78,15 +76,14 @@ class ChatIT {
       assertThat(chat.out()).doesNotContain(LIGHT_TICK);
 
       // WHEN bob's server returns, the waiting message is delivered: the same line is redrawn with a light tick
-      TestServer back = opened.keep(TestServer.start("s2", db2.config(), Clock.systemUTC(),
-          TestServer.peers("s1", port1), port2));
+      TestServer back = world.server("s2");
       Eventually.until("a light tick", 30_000, () -> chat.out().contains("alice: are you there?  " + LIGHT_TICK));
       String redrawn = chat.out().substring(chat.out().indexOf(GREY_TICK));
       assertThat(redrawn).as("redrawn in place: cursor up one line, line cleared")
           .contains("\u001b[1A\r\u001b[2K");
 
       // WHEN bob reads it, THEN two ticks
-      ShineClient bobOnS2 = opened.keep(bob.session(vertx, back));
+      ShineClient bobOnS2 = world.session(bob, back);
       JsonNode message = bobOnS2.request("GetDirectMessages", ShineClient.object().put("peer", "alice")).await()
           .at("/messages/0");
       bobOnS2.sendReadReceipt(ShineClient.signReceipt("bob", bob.key(), "alice", message.get("baseKey").asText(),
@@ -101,12 +98,11 @@ class ChatIT {
   @Test
   @DisplayName("piped, the chat is plain text: history on open, the peer's messages as they arrive, each read"
       + " receipt sent, and state changes printed as words")
-  void plainWhenPiped(Vertx vertx) throws Exception {
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
-    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
-    TestUser bob = TestUser.create("bob").registerOn(vertx, s1);
-    ShineClient bobSession = opened.keep(bob.session(vertx, s1));
+  void plainWhenPiped() throws Exception {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    TestUser bob = world.user("bob", s1);
+    ShineClient bobSession = world.session(bob, s1);
     List<JsonNode> bobEvents = new CopyOnWriteArrayList<>();
     bobSession.onEvent(bobEvents::add);
     ShineClient.SignedPair opening = ShineClient.signPair("bob", bob.key(), "alice", System.currentTimeMillis(),
@@ -146,24 +142,22 @@ class ChatIT {
 
   @Test
   @DisplayName("the chat survives its server: connection lost, reconnected, and it goes on sending and receiving")
-  void reconnects(Vertx vertx) throws Exception {
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    int port = TestServer.freePort();
-    TestServer first = TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port);
-    TestUser alice = TestUser.create("alice").registerOn(vertx, first);
-    TestUser bob = TestUser.create("bob").registerOn(vertx, first);
+  void reconnects() throws Exception {
+    TestServer first = world.server("s1");
+    TestUser alice = world.user("alice", first);
+    TestUser bob = world.user("bob", first);
     try (Cli.Running chat = Cli.start("client", "chat", "--key", write(alice).toString(), "--server", first.url(),
         "--peer", "bob")) {
       Eventually.until("the chat is open", 10_000, () -> chat.out().contains("-- chat with bob"));
       first.close();
       Eventually.until("it says so", 10_000, () -> chat.out().contains("-- connection lost to " + first.url()
           + "; reconnecting"));
-      TestServer second = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC(), "{}", port));
+      TestServer second = world.server("s1");
       Eventually.until("it is back", 20_000, () -> chat.out().contains("-- reconnected to " + first.url()));
 
       chat.type("after the restart");
       Eventually.until("sent", 10_000, () -> chat.out().contains("alice: after the restart  [✓ delivered]"));
-      ShineClient bobSession = opened.keep(bob.session(vertx, second));
+      ShineClient bobSession = world.session(bob, second);
       bobSession.sendPair(ShineClient.signPair("bob", bob.key(), "alice", System.currentTimeMillis(),
           ShineClient.randomNonce(), 0, MessageBody.encode("welcome back"))).await();
       Eventually.until("received", 10_000, () -> chat.out().contains("bob: welcome back"));
@@ -173,11 +167,10 @@ class ChatIT {
   @Test
   @DisplayName("a chat with an unknown user ends at once with exit code 5; a message the server refuses is reported"
       + " not sent, with the reason, and the chat goes on")
-  void refused(Vertx vertx) throws Exception {
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
-    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
-    TestUser.create("bob").registerOn(vertx, s1);
+  void refused() throws Exception {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    world.user("bob", s1);
     String key = write(alice).toString();
     Cli.Result unknown = Cli.run("client", "chat", "--key", key, "--server", s1.url(), "--peer", "nobody");
     assertThat(unknown.exitCode()).isEqualTo(CliFailure.NOT_FOUND);
@@ -195,11 +188,10 @@ class ChatIT {
   @Test
   @DisplayName("in a real pseudo-terminal (script) the chat finds the terminal itself: the typed line's echo is"
       + " replaced by the message, whose tick turns light in place")
-  void realPseudoTerminal(Vertx vertx) throws Exception {
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
-    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
-    TestUser.create("bob").registerOn(vertx, s1);
+  void realPseudoTerminal() throws Exception {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    world.user("bob", s1);
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     String command = String.join(" ", quote(java), "-cp", quote(System.getProperty("java.class.path")),
         "org.shine.server.Main", "client", "chat", "--key", quote(write(alice).toString()), "--server", s1.url(),
@@ -209,7 +201,7 @@ class ChatIT {
     builder.environment().put("TERM", "xterm");
     builder.environment().remove("NO_COLOR");
     Process process = builder.start();
-    opened.onClose(process::destroyForcibly);
+    world.onClose(process::destroyForcibly);
     StringBuffer screen = new StringBuffer();
     Thread reader = new Thread(() -> {
       try (var in = process.getInputStream()) {
@@ -249,11 +241,10 @@ class ChatIT {
 
   @Test
   @DisplayName("/quit ends the chat with exit code 0")
-  void quit(Vertx vertx) throws Exception {
-    TestDatabase db = opened.keep(TestDatabase.create(vertx));
-    TestServer s1 = opened.keep(TestServer.start("s1", db.config(), Clock.systemUTC()));
-    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
-    TestUser.create("bob").registerOn(vertx, s1);
+  void quit() throws Exception {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    world.user("bob", s1);
     Cli.Running chat = Cli.start("client", "chat", "--key", write(alice).toString(), "--server", s1.url(), "--peer",
         "bob");
     Eventually.until("the chat is open", 10_000, () -> chat.out().contains("-- chat with bob"));

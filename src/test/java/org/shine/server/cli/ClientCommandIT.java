@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -25,9 +24,8 @@ import org.shine.server.client.ShineClient;
 import org.shine.server.dm.DmCodec;
 import org.shine.server.dm.KeyFile;
 import org.shine.server.support.Eventually;
-import org.shine.server.support.Opened;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 
 /**
@@ -37,8 +35,7 @@ import org.shine.server.util.Json;
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
 class ClientCommandIT {
-  private static final Opened OPENED = new Opened();
-  private static TestDatabase db;
+  private static TestWorld world;
   private static TestServer server;
   private static String url;
   @TempDir
@@ -48,8 +45,8 @@ class ClientCommandIT {
 
   @BeforeAll
   static void start(Vertx vertx) throws IOException {
-    db = TestDatabase.create(vertx);
-    server = TestServer.start("s1", db.config(), Clock.systemUTC());
+    world = TestWorld.on(vertx);
+    server = world.server("s1");
     url = server.url();
     alice = key("alice");
     bob = key("bob");
@@ -62,9 +59,7 @@ class ClientCommandIT {
 
   @AfterAll
   static void stop() {
-    server.close();
-    db.close();
-    OPENED.closeAll();
+    world.close();
   }
 
   @Test
@@ -112,8 +107,8 @@ class ClientCommandIT {
 
   @Test
   @DisplayName("a message with an older raw-text body is shown as its text")
-  void rawTextBody(Vertx vertx) throws Exception {
-    ShineClient session = OPENED.keep(ShineClient.connect(vertx, url).await());
+  void rawTextBody() throws Exception {
+    ShineClient session = world.anonymous(server);
     session.login("alice", KeyFile.read(Path.of(alice))).await();
     session.sendText("alice", KeyFile.read(Path.of(alice)), "bob", "plain old text").await();
     Cli.Result history = Cli.run("client", "history", "--key", bob, "--server", url, "--peer", "alice");
@@ -187,10 +182,9 @@ class ClientCommandIT {
       + " from admin invite; settings get pages through settings that no one answer holds")
   void inviteAndPagedSettings(Vertx vertx) throws IOException {
     int adminPort = TestServer.freePort();
-    TestDatabase inviteDb = OPENED.keep(TestDatabase.create(vertx));
-    TestServer invites = OPENED.keep(TestServer.start("inv", inviteDb.config(), Clock.systemUTC(),
-        "{\"directory\":{\"registration\":\"invite\"},\"admin\":{\"host\":\"127.0.0.1\",\"port\":" + adminPort
-            + "},\"limits\":{\"maxResponseBytes\":262144}}"));
+    // a server of its own: no peers (s1, which does not know it, would refuse its logins)
+    TestServer invites = world.server("inv", TestServer.merge(TestServer.json("{\"directory\": {\"registration\":"
+        + " \"invite\"}, \"limits\": {\"maxResponseBytes\": 262144}, \"peers\": []}"), TestServer.admin(adminPort)));
     String dora = key("dora");
 
     assertOneLine(Cli.run("client", "register", "--key", dora, "--server", invites.url()), CliFailure.FAILED,
@@ -253,19 +247,15 @@ class ClientCommandIT {
 
   @Test
   @DisplayName("listen prints readable events; after its server restarts it says connection lost and reconnects")
-  void listenReconnects(Vertx vertx) throws IOException {
-    Opened local = new Opened();
-    try {
-      listenAcrossRestart(vertx, local);
-    } finally {
-      local.closeAll();
+  void listenReconnects() throws IOException {
+    try (TestWorld local = world.child()) {
+      listenAcrossRestart(local);
     }
   }
 
-  private static void listenAcrossRestart(Vertx vertx, Opened local) throws IOException {
-    TestDatabase ownDb = local.keep(TestDatabase.create(vertx));
-    int port = TestServer.freePort();
-    TestServer first = TestServer.start("s9", ownDb.config(), Clock.systemUTC(), "{}", port);
+  private static void listenAcrossRestart(TestWorld local) throws IOException {
+    // a server of its own, as inv is
+    TestServer first = local.server("s9", TestServer.json("{\"peers\": []}"));
     String own = first.url();
     String carol = key("carol");
     String dave = key("dave");
@@ -281,7 +271,7 @@ class ClientCommandIT {
       first.close();
       Eventually.until("it says the connection is lost", 10_000,
           () -> listen.err().contains("connection lost to " + own + "; reconnecting"));
-      second = local.keep(TestServer.start("s9", ownDb.config(), Clock.systemUTC(), "{}", port));
+      second = local.server("s9");
       Eventually.until("it reconnects", 20_000, () -> listen.err().contains("reconnected to " + own));
 
       // THEN new events reach it again

@@ -156,7 +156,7 @@ class ClusterIT {
   void missingTlsFileIsAClearError(@TempDir Path dir) throws IOException {
     Path cert = certificate(dir, "node");
     Path missing = dir.resolve("absent.key");
-    String overrides = clustered("127.0.0.1", 5831, Json.MAPPER.createObjectNode().put("keyFile", missing.toString())
+    ObjectNode overrides = clustered("127.0.0.1", 5831, Json.MAPPER.createObjectNode().put("keyFile", missing.toString())
         .put("certFile", cert.toString()).put("trustFile", cert.toString()));
 
     assertThatThrownBy(() -> ServerNode.vertx(config(deployment(), overrides), ShineMetrics.disabled()).await())
@@ -192,12 +192,12 @@ class ClusterIT {
   }
 
   /** Config overrides: clustering on {@code host} from {@code port}, both test addresses as members. */
-  private static String clustered(String host, int port, JsonNode tls) {
+  private static ObjectNode clustered(String host, int port, JsonNode tls) {
     ObjectNode root = Json.MAPPER.createObjectNode();
     ObjectNode cluster = root.putObject("cluster").put("enabled", true).put("host", host).put("port", port);
     cluster.putArray("members").add("127.0.0.1").add("127.0.0.2");
     cluster.set("tls", tls);
-    return root.toString();
+    return root;
   }
 
   private static ObjectNode tls(Path dir, String name, Path trustFile) {
@@ -206,18 +206,12 @@ class ClusterIT {
   }
 
   /** A clustered Vert.x of the deployment without a server on it: only its event bus takes part. */
-  private static Vertx bareNode(String login, String overrides) {
+  private static Vertx bareNode(String login, ObjectNode overrides) {
     return ServerNode.vertx(config(login, overrides), ShineMetrics.disabled()).await();
   }
 
-  private static AppConfig config(String login, String overrides) {
-    try {
-      ObjectNode root = (ObjectNode) Json.MAPPER.readTree(overrides);
-      root.put("serverLogin", login);
-      return ConfigLoader.parse(root.toString(), Map.of());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+  private static AppConfig config(String login, ObjectNode overrides) {
+    return ConfigLoader.parse(overrides.deepCopy().put("serverLogin", login).toString(), Map.of());
   }
 
   /** A self-signed key and certificate as {@code name.key} and {@code name.crt} in {@code dir}; the certificate. */

@@ -93,7 +93,7 @@ class PoolOutageIT {
       node.exceptionHandler(uncaught::add);
       Random random = new Random(7);
       // GIVEN a database whose new connections take 100-300 ms to start, behind a pool of 4 whose connections are
-      // closed after 50 ms idle, so the burst below keeps connecting
+      // closed after 50 ms idle, so that each burst below, started once the last one's are closed, connects anew
       try (SlowStartProxy proxy = SlowStartProxy.start(node, database.config().host(), database.config().port(),
           () -> 100 + random.nextInt(200))) {
         AppConfig.Db viaProxy = new AppConfig.Db("127.0.0.1", proxy.port(), database.config().database(),
@@ -115,7 +115,8 @@ class PoolOutageIT {
             }
             Future.join(burst).otherwiseEmpty().await(60, TimeUnit.SECONDS);
             work.addAll(burst);
-            Thread.sleep(100 + random.nextInt(100));
+            Eventually.until("the pool closes the idle connections of burst " + round, 20_000,
+                () -> proxy.openConnections() == 0);
           }
 
           // THEN every one succeeded, exactly once, with nothing completed twice behind its back

@@ -107,7 +107,7 @@ class DeliveryMachineryIT {
   @DisplayName("a configured peer that starts later is connected by backoff, and calls reach it")
   void reconnectsToAConfiguredPeer(Vertx vertx) {
     String peerUrl = world.url("s2");
-    TestServer server = world.server("s1", "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + peerUrl + "\"}]}");
+    TestServer server = world.server("s1", TestServer.peersAt("s2", peerUrl));
     List<String> connected = new java.util.concurrent.CopyOnWriteArrayList<>();
     server.vertx().eventBus().<String>consumer("peer.connected", m -> connected.add(m.body()));
     StubPeer late = world.keep(StubPeer.start(vertx, world.port("s2"))).named("s2").acceptEverything();
@@ -121,8 +121,8 @@ class DeliveryMachineryIT {
   void cardRelay(Vertx vertx) {
     String u1 = world.url("s1");
     String u2 = world.url("s2");
-    TestServer s1 = world.server("s1", "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + u2 + "\"}]}");
-    TestServer s2 = world.server("s2", "{\"peers\":[{\"serverLogin\":\"s1\",\"url\":\"" + u1 + "\"}]}");
+    TestServer s1 = world.server("s1", TestServer.peersAt("s2", u2));
+    TestServer s2 = world.server("s2", TestServer.peersAt("s1", u1));
     TestUser alice = TestUser.create("alice");
     alice.publish(vertx, List.of(Map.entry("s1", u1)), 1, s1.url());
     ShineClient onS2 = world.anonymous(s2);
@@ -139,8 +139,7 @@ class DeliveryMachineryIT {
   @Test
   @DisplayName("a configured peer that was down while a card changed gets the card when it comes back")
   void cardsReannouncedOnReconnect() {
-    TestServer s1 = world.server("s1", "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + world.url("s2")
-        + "\"}]}");
+    TestServer s1 = world.server("s1", TestServer.peersAt("s2", world.url("s2")));
     // GIVEN s2 is down while alice (served by s1) publishes her card
     world.user("alice", s1);
 

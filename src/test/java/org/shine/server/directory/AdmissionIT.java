@@ -72,8 +72,8 @@ class AdmissionIT {
     s3 = world.server("s3", SERVED);
     adminPort = TestServer.freePort();
     world.clock(CLOCK);
-    inv = world.server("inv", "{\"directory\":{\"registration\":\"invite\"},"
-        + "\"admin\":{\"host\":\"127.0.0.1\",\"port\":" + adminPort + "}}");
+    inv = world.server("inv", TestServer.merge(TestServer.json("{\"directory\":{\"registration\":\"invite\"}}"),
+        TestServer.admin(adminPort)));
     any = world.server("any", "{\"directory\":{\"registration\":\"open\"},\"limits\":{\"cardsPerIpPerMin\":3}}");
   }
 

@@ -3,6 +3,7 @@ package org.shine.server.egress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServer;
 import io.vertx.junit5.Timeout;
@@ -34,9 +35,10 @@ import org.shine.server.support.TestWorld;
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
 class EgressIT {
   private static final String DENIED_HOST = "127.0.0.9";
-  private static final String POLICY = "\"egress\":{\"allowCidrs\":[\"127.0.0.0/8\"],\"denyCidrs\":[\"127.0.0.9/32\"]}";
-  private static final String FAST = "\"delivery\":{\"scheduleMs\":[0,300,600,900,1200],\"workerPeriodMs\":50,"
-      + "\"callTimeoutMs\":1000},\"sync\":{\"periodMs\":100}";
+  private static final ObjectNode POLICY = TestServer.json(
+      "{\"egress\":{\"allowCidrs\":[\"127.0.0.0/8\"],\"denyCidrs\":[\"127.0.0.9/32\"]}}");
+  private static final ObjectNode FAST = TestServer.json("{\"delivery\":{\"scheduleMs\":[0,300,600,900,1200],"
+      + "\"workerPeriodMs\":50,\"callTimeoutMs\":1000},\"sync\":{\"periodMs\":100}}");
   private TestWorld world;
   private NetServer internal;
   private final AtomicInteger connections = new AtomicInteger();
@@ -64,7 +66,7 @@ class EgressIT {
   @Test
   @DisplayName("a card whose route names a refused address is 400 ROUTE_NOT_ALLOWED, and nothing is stored")
   void refusedAtPublish(Vertx vertx) {
-    TestServer s1 = world.server("s1", "{" + POLICY + "}");
+    TestServer s1 = world.server("s1", POLICY);
     TestUser eve = TestUser.create("eve");
     ShineClient client = world.anonymous(s1);
 
@@ -84,12 +86,12 @@ class EgressIT {
       + " connection there, the message stays accepted")
   void storedRoutesNeverDialed(Vertx vertx) {
     // GIVEN eve (only there) and frank (s1 and there) were accepted before the operator denied the address
-    TestServer before = world.server("s1", "{" + FAST + "}");
+    TestServer before = world.server("s1", FAST);
     TestUser alice = world.user("alice", before);
     TestUser eve = world.user("eve", List.of(Map.entry(DENIED_HOST, internalUrl())), before);
     world.user("frank", List.of(Map.entry("s1", before.url()), Map.entry(DENIED_HOST, internalUrl())), before);
     before.close();
-    TestServer s1 = world.server("s1", "{" + POLICY + "," + FAST + "}");
+    TestServer s1 = world.server("s1", TestServer.merge(POLICY, FAST));
     connections.set(0);
 
     // WHEN alice writes to eve, and s1's sync would pull frank's pages from his other server
@@ -109,8 +111,7 @@ class EgressIT {
       + " same card from a client is 400 ROUTE_NOT_ALLOWED")
   void relayedCardKept(Vertx vertx) {
     StubPeer relay = world.stub().named("relay");
-    TestServer s1 = world.server("s1", "{" + POLICY + "," + FAST + ",\"peers\":[{\"serverLogin\":\"relay\","
-        + "\"url\":\"" + relay.url() + "\"}]}");
+    TestServer s1 = world.server("s1", TestServer.merge(POLICY, FAST, TestServer.peersAt("relay", relay.url())));
     TestUser eve = world.user("eve", List.of(Map.entry("s1", s1.url())), s1);
     List<Map.Entry<String, String>> moved = List.of(Map.entry("s1", s1.url()), Map.entry(DENIED_HOST, internalUrl()));
 
@@ -128,8 +129,7 @@ class EgressIT {
   @Test
   @DisplayName("a configured peer at a refused address is dialed all the same (operators' peers are always allowed)")
   void configuredPeerDialed() {
-    world.server("s1", "{" + POLICY + ",\"peers\":[{\"serverLogin\":\"inside\",\"url\":\"" + internalUrl()
-        + "\"}]}");
+    world.server("s1", TestServer.merge(POLICY, TestServer.peersAt("inside", internalUrl())));
 
     Eventually.until("s1 dials its configured peer", 15_000, () -> connections.get() >= 1);
   }

@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
+import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
 
 /**
@@ -37,20 +37,19 @@ import org.shine.server.util.Json;
 class HttpEndpointsIT {
   private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static Vertx vertx;
-  private static TestDatabase database;
+  private static TestWorld world;
   private static TestServer server;
 
   @BeforeAll
   static void start() {
     vertx = Vertx.vertx();
-    database = TestDatabase.create(vertx);
-    server = TestServer.start("s1", database.config(), Clock.systemUTC());
+    world = TestWorld.on(vertx);
+    server = world.server("s1");
   }
 
   @AfterAll
   static void stop() {
-    server.close();
-    database.close();
+    world.close();
     vertx.close().await();
   }
 
@@ -97,12 +96,11 @@ class HttpEndpointsIT {
   @Test
   @DisplayName("a port in use fails the start with the port and the setting named")
   void portInUseIsNamed() throws Exception {
-    try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        TestDatabase other = TestDatabase.create(vertx)) {
+    try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
       int port = taken.getLocalPort();
 
-      Throwable failure = catchThrowable(() -> TestServer.start("s2", other.config(), Clock.systemUTC(), "{}",
-          port).close());
+      Throwable failure = catchThrowable(() -> TestServer.start("s2", world.database().config(), Clock.systemUTC(),
+          "{}", port).close());
 
       assertThat(failure).hasMessageContaining("127.0.0.1:" + port).hasMessageContaining("http.port")
           .hasMessageContaining("Address already in use");

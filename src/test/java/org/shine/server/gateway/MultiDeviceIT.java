@@ -4,18 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -24,9 +24,9 @@ import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.support.Eventually;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 
 /**
  * The v2 client additions of PROTOCOL §5 for several devices: GetConversations (the chat list),
@@ -36,27 +36,31 @@ import org.shine.server.support.TestUser;
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
 class MultiDeviceIT {
-  private static final String FAST = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,1600],\"workerPeriodMs\":50,"
-      + "\"callTimeoutMs\":1000},\"sync\":{\"periodMs\":200}}";
-  private final List<AutoCloseable> resources = new ArrayList<>();
+  private static final ObjectNode FAST = TestServer.json("""
+      {"delivery": {"scheduleMs": [0, 400, 800, 1200, 1600], "workerPeriodMs": 50, "callTimeoutMs": 1000},
+       "sync": {"periodMs": 200}}""");
+  private TestWorld world;
+
+  @BeforeEach
+  void world(Vertx vertx) {
+    world = TestWorld.on(vertx).config(FAST);
+  }
 
   @AfterEach
-  void close() throws Exception {
-    for (int i = resources.size() - 1; i >= 0; i--) {
-      resources.get(i).close();
-    }
+  void close() {
+    world.close();
   }
 
   @Test
   @DisplayName("the chat list names each peer with its last message and the incoming messages without a receipt")
-  void conversations(Vertx vertx) {
-    TestServer s1 = serverOn(vertx, "s1");
-    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
-    TestUser bob = TestUser.create("bob").registerOn(vertx, s1);
-    TestUser carol = TestUser.create("carol").registerOn(vertx, s1);
-    ShineClient aliceSession = alice.session(vertx, s1);
-    ShineClient carolSession = carol.session(vertx, s1);
-    ShineClient bobSession = bob.session(vertx, s1);
+  void conversations() {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    TestUser bob = world.user("bob", s1);
+    TestUser carol = world.user("carol", s1);
+    ShineClient aliceSession = world.session(alice, s1);
+    ShineClient carolSession = world.session(carol, s1);
+    ShineClient bobSession = world.session(bob, s1);
     long t = System.currentTimeMillis() - 10_000;
     SignedPair first = send(aliceSession, alice, "bob", t, "one");
     SignedPair second = send(aliceSession, alice, "bob", t + 1, "two");
@@ -107,30 +111,30 @@ class MultiDeviceIT {
 
   @Test
   @DisplayName("GetConversations refuses bad fields with a clear code, needs a login, and the session survives")
-  void conversationsBadInput(Vertx vertx) {
-    TestServer s1 = serverOn(vertx, "s1");
-    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
-    ShineClient session = alice.session(vertx, s1);
+  void conversationsBadInput() {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    ShineClient session = world.session(alice, s1);
     assertRefused(session, ShineClient.object().put("limit", 0), 400, "INVALID_FIELD");
     assertRefused(session, ShineClient.object().put("limit", 101), 400, "INVALID_FIELD");
     assertRefused(session, ShineClient.object().put("beforeLastAtMs", "soon"), 400, "INVALID_FIELD");
     assertRefused(session, ShineClient.object().put("peer", "bob"), 400, "UNKNOWN_FIELD");
     assertThat(session.request("GetConversations", ShineClient.object()).await().get("conversations")).isEmpty();
-    ShineClient anonymous = keep(ShineClient.connect(vertx, s1.url()).await());
+    ShineClient anonymous = world.anonymous(s1);
     assertRefused(anonymous, ShineClient.object(), 401, "NOT_AUTHENTICATED");
   }
 
   @Test
   @DisplayName("a sender's other sessions get OutgoingDirectMessage with the state, the sending one only its response")
-  void outgoingToOtherSessions(Vertx vertx) {
-    TestServer s1 = serverOn(vertx, "s1");
-    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
-    TestUser bob = TestUser.create("bob").registerOn(vertx, s1);
-    ShineClient phone = alice.session(vertx, s1);
-    ShineClient laptop = alice.session(vertx, s1);
+  void outgoingToOtherSessions() {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    TestUser bob = world.user("bob", s1);
+    ShineClient phone = world.session(alice, s1);
+    ShineClient laptop = world.session(alice, s1);
     List<JsonNode> phoneEvents = events(phone);
     List<JsonNode> laptopEvents = events(laptop);
-    ShineClient bobSession = bob.session(vertx, s1);
+    ShineClient bobSession = world.session(bob, s1);
 
     SignedPair pair = send(phone, alice, "bob", System.currentTimeMillis(), "from the phone");
 
@@ -162,13 +166,13 @@ class MultiDeviceIT {
 
   @Test
   @DisplayName("a reader's other sessions get DmReadByMe for a receipt one of them sent, the sending one does not")
-  void readByMeToOtherSessions(Vertx vertx) {
-    TestServer s1 = serverOn(vertx, "s1");
-    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
-    TestUser bob = TestUser.create("bob").registerOn(vertx, s1);
-    ShineClient aliceSession = alice.session(vertx, s1);
-    ShineClient bobPhone = bob.session(vertx, s1);
-    ShineClient bobLaptop = bob.session(vertx, s1);
+  void readByMeToOtherSessions() {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    TestUser bob = world.user("bob", s1);
+    ShineClient aliceSession = world.session(alice, s1);
+    ShineClient bobPhone = world.session(bob, s1);
+    ShineClient bobLaptop = world.session(bob, s1);
     List<JsonNode> phoneEvents = events(bobPhone);
     List<JsonNode> laptopEvents = events(bobLaptop);
     SignedPair pair = send(aliceSession, alice, "bob", System.currentTimeMillis(), "read me");
@@ -195,21 +199,14 @@ class MultiDeviceIT {
 
   @Test
   @DisplayName("a pair forwarded to the sender's second server reaches the sender's sessions there, and its ticks follow")
-  void outgoingFromSibling(Vertx vertx) {
-    TestDatabase db1 = keep(TestDatabase.create(vertx));
-    TestDatabase db2 = keep(TestDatabase.create(vertx));
-    int[] ports = {TestServer.freePort(), TestServer.freePort()};
-    String peers1 = "\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"ws://127.0.0.1:" + ports[1] + "/ws\"}]";
-    String peers2 = "\"peers\":[{\"serverLogin\":\"s1\",\"url\":\"ws://127.0.0.1:" + ports[0] + "/ws\"}]";
-    TestServer s1 = keep(TestServer.start("s1", db1.config(), Clock.systemUTC(),
-        FAST.substring(0, FAST.length() - 1) + "," + peers1 + "}", ports[0]));
-    TestServer s2 = keep(TestServer.start("s2", db2.config(), Clock.systemUTC(),
-        FAST.substring(0, FAST.length() - 1) + "," + peers2 + "}", ports[1]));
-    TestUser alice = TestUser.create("alice").publish(vertx,
-        List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url(), s2.url());
-    TestUser bob = TestUser.create("bob").publish(vertx, List.of(Map.entry("s1", s1.url())), 1, s1.url(), s2.url());
-    ShineClient aliceOnS1 = alice.session(vertx, s1);
-    ShineClient aliceOnS2 = alice.session(vertx, s2);
+  void outgoingFromSibling() {
+    TestServer[] servers = world.servers("s1", "s2");
+    TestServer s1 = servers[0];
+    TestServer s2 = servers[1];
+    TestUser alice = world.user("alice", TestWorld.routes(s1, s2), s1, s2);
+    world.user("bob", TestWorld.routes(s1), s1, s2);
+    ShineClient aliceOnS1 = world.session(alice, s1);
+    ShineClient aliceOnS2 = world.session(alice, s2);
     List<JsonNode> onS2 = events(aliceOnS2);
 
     SignedPair pair = send(aliceOnS1, alice, "bob", System.currentTimeMillis(), "via s1");
@@ -220,11 +217,6 @@ class MultiDeviceIT {
     Eventually.until("s2's session learns the delivered state", 10_000, () -> onS2.stream().anyMatch(e ->
         e.at("/payload/baseKey").asText().equals(pair.outgoing().baseKey())
             && e.at("/payload/deliveryState").asText().equals("delivered")));
-  }
-
-  private TestServer serverOn(Vertx vertx, String login) {
-    TestDatabase db = keep(TestDatabase.create(vertx));
-    return keep(TestServer.start(login, db.config(), Clock.systemUTC(), FAST));
   }
 
   private static SignedPair send(ShineClient session, TestUser from, String to, long createdAtMs, String text) {
@@ -255,15 +247,5 @@ class MultiDeviceIT {
           assertThat(e.status()).isEqualTo(status);
           assertThat(e.code()).isEqualTo(code);
         });
-  }
-
-  private <T extends AutoCloseable> T keep(T resource) {
-    resources.add(resource);
-    return resource;
-  }
-
-  private ShineClient keep(ShineClient client) {
-    resources.add(() -> client.close().await());
-    return client;
   }
 }

@@ -8,9 +8,7 @@ import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -24,7 +22,6 @@ import org.shine.server.hub.HubHttp;
 import org.shine.server.support.Eventually;
 import org.shine.server.support.MutableClock;
 import org.shine.server.support.Scrape;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
 import org.shine.server.support.TestWorld;
@@ -41,11 +38,12 @@ import org.shine.server.util.Json;
 class ShineMetersIT {
   private static final String FAST = "{\"delivery\":{\"scheduleMs\":[0,100,200,300,400],\"workerPeriodMs\":50,"
       + "\"callTimeoutMs\":1000},\"metrics\":{\"gaugePeriodMs\":50}}";
+  /** s3 stands alone (no peers), its retry worker still. */
   private static final String STILL = "{\"delivery\":{\"workerPeriodMs\":3600000,\"callTimeoutMs\":1000},"
-      + "\"metrics\":{\"gaugePeriodMs\":50}}";
+      + "\"metrics\":{\"gaugePeriodMs\":50},\"peers\":[]}";
   private static final MutableClock CLOCK = MutableClock.now();
-  private static final List<AutoCloseable> RESOURCES = new ArrayList<>();
   private static Vertx vertx;
+  private static TestWorld world;
   private static TestServer s1;
   private static TestServer s2;
   private static TestServer s3;
@@ -58,43 +56,29 @@ class ShineMetersIT {
   @BeforeAll
   static void startServers() {
     vertx = Vertx.vertx();
+    world = TestWorld.on(vertx).config(FAST).sites("s1", "s2");
     Map.Entry<String, String> dead = TestWorld.deadRoute();
     deadServer = dead.getKey();
     deadUrl = dead.getValue();
-    int port1 = TestServer.freePort();
-    s2 = keep(TestServer.start("s2", keep(TestDatabase.create(vertx)).config(), Clock.systemUTC(),
-        FAST.replace("{\"delivery\"", "{\"peers\":[{\"serverLogin\":\"s1\",\"url\":\"ws://127.0.0.1:" + port1
-            + "/ws\"}],\"delivery\"")));
-    s1 = keep(TestServer.start("s1", keep(TestDatabase.create(vertx)).config(), Clock.systemUTC(),
-        FAST.replace("{\"delivery\"", "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + s2.url() + "\"}],"
-            + "\"delivery\""), port1));
-    s3 = keep(TestServer.start("s3", keep(TestDatabase.create(vertx)).config(), CLOCK, STILL));
-    alice = TestUser.create("alice").registerOn(vertx, s1);
-    bob = TestUser.create("bob").registerOn(vertx, s2);
-    alice.publish(vertx, List.of(Map.entry("s1", s1.url())), 1, s2.url());
-    bob.publish(vertx, List.of(Map.entry("s2", s2.url())), 1, s1.url());
-    TestUser.create("carol").publish(vertx, List.of(Map.entry(deadServer, deadUrl)), 1, s1.url(), s3.url());
-    frank = TestUser.create("frank").publish(vertx, List.of(Map.entry("s3", s3.url()), Map.entry(deadServer, deadUrl)),
-        1, s3.url());
+    s2 = world.server("s2");
+    s1 = world.server("s1");
+    s3 = world.clock(CLOCK).server("s3", STILL);
+    alice = world.user("alice", TestWorld.routes(s1), s1, s2);
+    bob = world.user("bob", TestWorld.routes(s2), s2, s1);
+    world.user("carol", List.of(dead), s1, s3);
+    frank = world.user("frank", List.of(Map.entry("s3", s3.url()), dead), s3);
   }
 
   @AfterAll
-  static void stopServers() throws Exception {
-    for (int i = RESOURCES.size() - 1; i >= 0; i--) {
-      RESOURCES.get(i).close();
-    }
+  static void stopServers() {
+    world.close();
     vertx.close().await();
-  }
-
-  private static <T extends AutoCloseable> T keep(T resource) {
-    RESOURCES.add(resource);
-    return resource;
   }
 
   @Test
   @DisplayName("a delivered send moves shine_sends_total, the attempt, the transition, the peer call and shine_peer_up")
   void deliveredSend() {
-    ShineClient session = alice.session(vertx, s1);
+    ShineClient session = world.session(alice, s1);
     Scrape before = Scrape.of(s1);
 
     JsonNode answer = session.sendText("alice", alice.key(), "bob", "hi bob").await();
@@ -119,7 +103,7 @@ class ShineMetersIT {
   @Test
   @DisplayName("a send to a server that is down counts not_delivered attempts 1 to 5, one failed transition, peer_up 0")
   void failedDelivery() {
-    ShineClient session = alice.session(vertx, s1);
+    ShineClient session = world.session(alice, s1);
     Scrape before = Scrape.of(s1);
 
     JsonNode answer = session.sendText("alice", alice.key(), "carol", "are you there").await();
@@ -142,7 +126,7 @@ class ShineMetersIT {
   @Test
   @DisplayName("a refused send counts as refused and stores nothing")
   void refusedSend() {
-    ShineClient session = alice.session(vertx, s1);
+    ShineClient session = world.session(alice, s1);
     Scrape before = Scrape.of(s1);
 
     Throwable refused = org.assertj.core.api.Assertions.catchThrowable(() -> session.request("SendMessagePair",
@@ -156,7 +140,7 @@ class ShineMetersIT {
   @Test
   @DisplayName("sampled gauges: an accepted row, due once its next point passes, and the outbox owed to a sibling")
   void sampledGauges() {
-    ShineClient session = frank.session(vertx, s3);
+    ShineClient session = world.session(frank, s3);
     long acceptedBefore = (long) Scrape.of(s3).value("shine_delivery_accepted");
 
     session.sendPair(ShineClient.signPair("frank", frank.key(), "carol", CLOCK.millis(), ShineClient.randomNonce(),
@@ -185,7 +169,7 @@ class ShineMetersIT {
     HubHttp hub = new HubHttp(s2);
     String access = hub.tokens(bob).get("accessToken").asText();
     double before = Scrape.of(s2).value("shine_hub_queue_depth");
-    ShineClient session = alice.session(vertx, s1);
+    ShineClient session = world.session(alice, s1);
 
     session.sendText("alice", alice.key(), "bob", "for the hub").await();
 

@@ -14,7 +14,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,7 +31,6 @@ import org.shine.server.config.ConfigLoader;
 import org.shine.server.support.Eventually;
 import org.shine.server.support.MutableClock;
 import org.shine.server.support.Scrape;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
 import org.shine.server.support.TestWorld;
@@ -50,8 +48,8 @@ import picocli.CommandLine;
 class AdminApiIT {
   private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static final MutableClock CLOCK = MutableClock.now();
-  private static final List<AutoCloseable> RESOURCES = new ArrayList<>();
   private static Vertx vertx;
+  private static TestWorld world;
   private static TestServer s1;
   private static TestServer s2;
   private static int adminPort;
@@ -64,23 +62,18 @@ class AdminApiIT {
   @BeforeAll
   static void startFederation() {
     vertx = Vertx.vertx();
+    world = TestWorld.on(vertx).sites("s1", "s2");
     Map.Entry<String, String> dead = TestWorld.deadRoute();
     deadServer = dead.getKey();
-    String deadUrl = dead.getValue();
     adminPort = TestServer.freePort();
-    int port1 = TestServer.freePort();
-    s2 = keep(TestServer.start("s2", keep(TestDatabase.create(vertx)).config(), Clock.systemUTC(),
-        TestServer.peers("s1", port1)));
-    s1 = keep(TestServer.start("s1", keep(TestDatabase.create(vertx)).config(), CLOCK,
-        "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + s2.url() + "\"}],"
-            + "\"delivery\":{\"workerPeriodMs\":50,\"callTimeoutMs\":1000},"
-            + "\"admin\":{\"host\":\"127.0.0.1\",\"port\":" + adminPort + "}}", port1));
-    TestUser alice = TestUser.create("alice").registerOn(vertx, s1);
-    alice.publish(vertx, List.of(Map.entry("s1", s1.url())), 1, s2.url());
-    TestUser.create("carol").publish(vertx, List.of(Map.entry(deadServer, deadUrl)), 1, s1.url());
-    TestUser frank = TestUser.create("frank").publish(vertx,
-        List.of(Map.entry("s1", s1.url()), Map.entry(deadServer, deadUrl)), 1, s1.url());
-    aliceSession = alice.session(vertx, s1);
+    s2 = world.server("s2");
+    s1 = world.clock(CLOCK).server("s1", TestServer.merge(
+        TestServer.json("{\"delivery\": {\"workerPeriodMs\": 50, \"callTimeoutMs\": 1000}}"),
+        TestServer.admin(adminPort)));
+    TestUser alice = world.user("alice", TestWorld.routes(s1), s1, s2);
+    world.user("carol", List.of(dead), s1);
+    TestUser frank = world.user("frank", List.of(Map.entry("s1", s1.url()), dead), s1);
+    aliceSession = world.session(alice, s1);
     // GIVEN one delivery that ran its whole schedule (an hour on s1's clock) without an ACK ...
     failedKey = send(aliceSession, alice, "carol", "first").path("outgoingKey").asText();
     CLOCK.advance(Duration.ofMinutes(61));
@@ -94,11 +87,8 @@ class AdminApiIT {
   }
 
   @AfterAll
-  static void stopFederation() throws Exception {
-    aliceSession.close().await();
-    for (int i = RESOURCES.size() - 1; i >= 0; i--) {
-      RESOURCES.get(i).close();
-    }
+  static void stopFederation() {
+    world.close();
     vertx.close().await();
   }
 
@@ -289,11 +279,6 @@ class AdminApiIT {
     int code = new CommandLine(new AdminCommand()).setOut(new PrintWriter(out, true))
         .setErr(new PrintWriter(err, true)).execute(args);
     return new Output(code, out.toString(), err.toString());
-  }
-
-  private static <T extends AutoCloseable> T keep(T resource) {
-    RESOURCES.add(resource);
-    return resource;
   }
 
   private record Output(int code, String out, String err) {

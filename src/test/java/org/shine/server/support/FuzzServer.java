@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
@@ -21,7 +20,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.shine.server.client.ShineClient;
-import org.shine.server.util.Json;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -37,9 +35,9 @@ public final class FuzzServer implements AutoCloseable {
   private static final long WAIT_S = 20;
   public final MutableClock clock = MutableClock.now();
   public final Vertx vertx;
-  public final TestDatabase database;
   public final TestServer server;
-  public final Pool sql;
+  private final TestWorld world;
+  private final Pool sql;
   private final AtomicLong errorsLogged = new AtomicLong();
   private volatile String lastError = "";
   private final AppenderBase<ILoggingEvent> errorCounter = new AppenderBase<>() {
@@ -53,13 +51,13 @@ public final class FuzzServer implements AutoCloseable {
     }
   };
 
-  private FuzzServer(String overridesJson) {
+  private FuzzServer(ObjectNode overrides) {
     errorCounter.start();
     rootLogger().addAppender(errorCounter);
     vertx = Vertx.vertx();
-    database = TestDatabase.create(vertx);
-    server = TestServer.start("s1", database.config(), clock, overridesJson);
-    sql = database.pool();
+    world = TestWorld.on(vertx).clock(clock);
+    server = world.server("s1", overrides);
+    sql = world.sql(server).pool();
   }
 
   /**
@@ -72,15 +70,10 @@ public final class FuzzServer implements AutoCloseable {
 
   /** As {@link #start()}, with more config: {@code sectionsJson} holds whole sections other than limits. */
   public static FuzzServer start(String sectionsJson) {
-    ObjectNode overrides;
-    try {
-      overrides = (ObjectNode) Json.MAPPER.readTree(sectionsJson);
-    } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException(e);
-    }
+    ObjectNode overrides = TestServer.json(sectionsJson);
     // an anonymous session of one property waits while the others run: not closed for it (the limit has its tests)
     overrides.putObject("limits").put("sendsPerUserPerS", 1_000_000).put("authTimeoutMs", 3_600_000);
-    return new FuzzServer(overrides.toString());
+    return new FuzzServer(overrides);
   }
 
   /**
@@ -161,11 +154,10 @@ public final class FuzzServer implements AutoCloseable {
   @Override
   public void close() {
     rootLogger().detachAppender(errorCounter);
-    Opened opened = new Opened();
-    opened.onClose(() -> vertx.close().await());
-    opened.keep(database);
-    opened.keep(server);
-    opened.onClose(() -> sql.close().await());
-    opened.closeAll();
+    try {
+      world.close();
+    } finally {
+      vertx.close().await();
+    }
   }
 }

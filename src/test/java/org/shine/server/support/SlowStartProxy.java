@@ -4,6 +4,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetSocket;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
@@ -14,15 +15,20 @@ import java.util.function.LongSupplier;
 public final class SlowStartProxy implements AutoCloseable {
   private final NetServer server;
   private final NetClient client;
+  private final AtomicInteger open;
 
-  private SlowStartProxy(NetServer server, NetClient client) {
+  private SlowStartProxy(NetServer server, NetClient client, AtomicInteger open) {
     this.server = server;
     this.client = client;
+    this.open = open;
   }
 
   public static SlowStartProxy start(Vertx vertx, String host, int port, LongSupplier delayMs) {
     NetClient client = vertx.createNetClient();
+    AtomicInteger open = new AtomicInteger();
     NetServer server = vertx.createNetServer().connectHandler(downstream -> {
+      open.incrementAndGet();
+      downstream.closeHandler(v -> open.decrementAndGet());
       downstream.pause();
       long delay = delayMs.getAsLong();
       client.connect(port, host).onComplete(ar -> {
@@ -39,7 +45,12 @@ public final class SlowStartProxy implements AutoCloseable {
       });
     });
     server.listen(0, "127.0.0.1").await();
-    return new SlowStartProxy(server, client);
+    return new SlowStartProxy(server, client, open);
+  }
+
+  /** Connections a client has open to this proxy now (one it closed is no longer counted). */
+  public int openConnections() {
+    return open.get();
   }
 
   public int port() {

@@ -42,11 +42,19 @@ public final class TestServer implements AutoCloseable {
   }
 
   public static TestServer start(String serverLogin, AppConfig.Db db, Clock clock, String overridesJson) {
-    return start(serverLogin, db, clock, overridesJson, freePort());
+    return start(serverLogin, db, clock, json(overridesJson), freePort());
   }
 
   /** On a given port, e.g. to bring a stopped server back where its peers expect it. */
   public static TestServer start(String serverLogin, AppConfig.Db db, Clock clock, String overridesJson, int port) {
+    return start(serverLogin, db, clock, json(overridesJson), port);
+  }
+
+  /**
+   * Starts {@code serverLogin} on {@code port} with {@code overrides} merged over the test defaults as by
+   * {@link #merge}: a section the overrides name only in part keeps the rest of the defaults.
+   */
+  public static TestServer start(String serverLogin, AppConfig.Db db, Clock clock, ObjectNode overrides, int port) {
     var root = Json.MAPPER.createObjectNode();
     root.put("serverLogin", serverLogin);
     root.putObject("http").put("host", "127.0.0.1").put("port", port);
@@ -54,12 +62,7 @@ public final class TestServer implements AutoCloseable {
     root.set("db", Json.MAPPER.valueToTree(db));
     // a local federation lives on loopback (PROTOCOL §13): every test server may dial 127.0.0.0/8, nothing else
     root.putObject("egress").putArray("allowCidrs").add("127.0.0.0/8");
-    try {
-      var overrides = Json.MAPPER.readTree(overridesJson);
-      overrides.properties().forEach(e -> root.set(e.getKey(), e.getValue()));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    root = merge(root, overrides);
     // the fixture registers users of other servers (and of stubs and dead routes) on a server directly, which
     // directory.registration "served", the default, refuses (PROTOCOL §13), and all of them from 127.0.0.1, which
     // limits.cardsPerIpPerMin (30) would refuse after a few users: unless a test names them, test servers take any
@@ -88,14 +91,69 @@ public final class TestServer implements AutoCloseable {
    * Config overrides naming {@code loginsAndPorts} (serverLogin, port, serverLogin, port, ...) as configured peers
    * on loopback: {@code {"peers":[...]}}.
    */
-  public static String peers(Object... loginsAndPorts) {
+  public static ObjectNode peers(Object... loginsAndPorts) {
     var root = Json.MAPPER.createObjectNode();
     var peers = root.putArray("peers");
     for (int i = 0; i < loginsAndPorts.length; i += 2) {
       peers.addObject().put("serverLogin", (String) loginsAndPorts[i])
           .put("url", "ws://127.0.0.1:" + loginsAndPorts[i + 1] + "/ws");
     }
-    return root.toString();
+    return root;
+  }
+
+  /**
+   * Config overrides naming {@code loginsAndUrls} (serverLogin, WebSocket URL, ...) as configured peers:
+   * {@code {"peers":[...]}}, e.g. for a stub or a server of another world.
+   */
+  public static ObjectNode peersAt(String... loginsAndUrls) {
+    var root = Json.MAPPER.createObjectNode();
+    var peers = root.putArray("peers");
+    for (int i = 0; i < loginsAndUrls.length; i += 2) {
+      peers.addObject().put("serverLogin", loginsAndUrls[i]).put("url", loginsAndUrls[i + 1]);
+    }
+    return root;
+  }
+
+  /** Config overrides that turn the admin API on at 127.0.0.1:{@code port}: {@code {"admin":{...}}}. */
+  public static ObjectNode admin(int port) {
+    var root = Json.MAPPER.createObjectNode();
+    root.putObject("admin").put("host", "127.0.0.1").put("port", port);
+    return root;
+  }
+
+  /** {@code overridesJson} (a JSON object) as an object to merge or extend. */
+  public static ObjectNode json(String overridesJson) {
+    try {
+      if (Json.MAPPER.readTree(overridesJson) instanceof ObjectNode object) {
+        return object;
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    throw new IllegalArgumentException("config overrides must be a JSON object: " + overridesJson);
+  }
+
+  /**
+   * {@code layers} merged in order into a new object, as config files over each other: an object merges into the
+   * object it meets, key by key, at any depth; any other value (an array, a number, ...) replaces what was there.
+   * No layer is changed.
+   */
+  public static ObjectNode merge(ObjectNode... layers) {
+    ObjectNode merged = Json.MAPPER.createObjectNode();
+    for (ObjectNode layer : layers) {
+      mergeInto(merged, layer);
+    }
+    return merged;
+  }
+
+  private static void mergeInto(ObjectNode target, ObjectNode layer) {
+    layer.properties().forEach(e -> {
+      if (e.getValue() instanceof ObjectNode object && target.get(e.getKey()) instanceof ObjectNode existing) {
+        mergeInto(existing, object);
+      } else {
+        target.set(e.getKey(), e.getValue().deepCopy());
+      }
+    });
   }
 
   public static TestServer start(String serverLogin, AppConfig.Db db, Clock clock) {

@@ -3,8 +3,6 @@ package org.shine.server.support;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.util.Arrays;
 import java.util.Base64;
@@ -37,7 +35,7 @@ public final class TestWorld implements AutoCloseable {
   private final Map<TestDatabase, Sql> pools = new HashMap<>();
   private final Map<String, Probe> probes = new HashMap<>();
   private Clock clock = Clock.systemUTC();
-  private String config = "{}";
+  private ObjectNode config = Json.MAPPER.createObjectNode();
 
   private TestWorld(Vertx vertx, TestWorld parent) {
     this.vertx = Objects.requireNonNull(vertx);
@@ -57,8 +55,18 @@ public final class TestWorld implements AutoCloseable {
 
   /** The config overrides (JSON, merged over the defaults) of every server started from now on without its own. */
   public TestWorld config(String overridesJson) {
-    this.config = Objects.requireNonNull(overridesJson);
+    return config(TestServer.json(overridesJson));
+  }
+
+  /** As {@link #config(String)}: {@code overrides} merged over the defaults (see {@link TestServer#merge}). */
+  public TestWorld config(ObjectNode overrides) {
+    this.config = Objects.requireNonNull(overrides).deepCopy();
     return this;
+  }
+
+  /** A copy of the config overrides of this world's servers, e.g. to {@link TestServer#merge} more over them. */
+  public ObjectNode config() {
+    return config.deepCopy();
   }
 
   /**
@@ -91,13 +99,18 @@ public final class TestWorld implements AutoCloseable {
    * their logins (PROTOCOL §6a v3). A server that should know a later one must be declared first.
    */
   public TestServer server(String serverLogin, String overridesJson) {
+    return server(serverLogin, TestServer.json(overridesJson));
+  }
+
+  /** As {@link #server(String, String)} with the overrides as a JSON object (see {@link TestServer#merge}). */
+  public TestServer server(String serverLogin, ObjectNode overrides) {
     Site site = site(serverLogin);
     if (site.running != null && !site.running.closed()) {
       throw new IllegalStateException(serverLogin + " is running; a second node of it is node(...)");
     }
-    site.config = overridesJson;
+    site.config = overrides.deepCopy();
     site.running = opened.keep(TestServer.start(serverLogin, database(serverLogin).config(), clock,
-        withPeers(serverLogin, overridesJson), site.port));
+        withPeers(serverLogin, overrides), site.port));
     return site.running;
   }
 
@@ -138,16 +151,11 @@ public final class TestWorld implements AutoCloseable {
   }
 
   /** {@code overridesJson} with {@code peers} set to every other server of this world, unless it names its own. */
-  private String withPeers(String serverLogin, String overridesJson) {
-    ObjectNode overrides;
-    try {
-      overrides = (ObjectNode) Json.MAPPER.readTree(overridesJson);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+  private ObjectNode withPeers(String serverLogin, ObjectNode given) {
+    if (given.has("peers")) {
+      return given;
     }
-    if (overrides.has("peers")) {
-      return overridesJson;
-    }
+    ObjectNode overrides = given.deepCopy();
     ArrayNode peers = overrides.putArray("peers");
     Map<String, Site> all = new TreeMap<>();
     for (TestWorld world = this; world != null; world = world.parent) {
@@ -158,7 +166,7 @@ public final class TestWorld implements AutoCloseable {
         peers.addObject().put("serverLogin", login).put("url", "ws://127.0.0.1:" + other.port + "/ws");
       }
     });
-    return overrides.toString();
+    return overrides;
   }
 
   /** Stops {@code server} and starts it again on its database and port, with the config it had. */
@@ -169,8 +177,13 @@ public final class TestWorld implements AutoCloseable {
 
   /** Another node of {@code first}'s deployment: the same serverLogin and database, a port of its own. */
   public TestServer node(TestServer first, String overridesJson) {
+    return node(first, TestServer.json(overridesJson));
+  }
+
+  /** As {@link #node(TestServer, String)} with the overrides as a JSON object. */
+  public TestServer node(TestServer first, ObjectNode overrides) {
     return opened.keep(TestServer.start(first.serverLogin(), database(first.serverLogin()).config(), clock,
-        overridesJson));
+        overrides, TestServer.freePort()));
   }
 
   /** The WebSocket URL {@code serverLogin} has (or will have once started): routes may name it before it runs. */
@@ -368,10 +381,10 @@ public final class TestWorld implements AutoCloseable {
     private final TestWorld owner;
     private final int port;
     private TestDatabase db;
-    private String config;
+    private ObjectNode config;
     private TestServer running;
 
-    private Site(TestWorld owner, int port, String config) {
+    private Site(TestWorld owner, int port, ObjectNode config) {
       this.owner = owner;
       this.port = port;
       this.config = config;

@@ -110,7 +110,7 @@ class SyncIT {
   @DisplayName("a page whose ACK is lost comes again, and the source flips items only on ACK")
   void lostAckRedelivers(Vertx vertx) {
     StubPeer s2 = world.stub().named("s2");
-    TestServer s1 = world.server("s1", "{\"peers\":[{\"serverLogin\":\"s2\",\"url\":\"" + s2.url() + "\"}]}");
+    TestServer s1 = world.server("s1", TestServer.peersAt("s2", s2.url()));
     TestUser alice = TestUser.create("alice");
     TestUser bob = TestUser.create("bob");
     alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url());

@@ -6,7 +6,6 @@ import ch.qos.logback.classic.Level;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
-import java.time.Clock;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -14,9 +13,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.client.ShineClient;
 import org.shine.server.support.Eventually;
 import org.shine.server.support.LogCapture;
-import org.shine.server.support.TestDatabase;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
+import org.shine.server.support.TestWorld;
 
 /**
  * The INFO log of two siblings that pull from each other every 100 ms: a pull that moves something is one INFO
@@ -25,27 +24,22 @@ import org.shine.server.support.TestUser;
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 90, timeUnit = TimeUnit.SECONDS)
 class SyncLogIT {
-  private static final String PEERS = "{\"peers\":[{\"serverLogin\":\"%s\",\"url\":\"ws://127.0.0.1:%d/ws\"}],"
-      + "\"sync\":{\"periodMs\":100}}";
+  private static final String PULL_EVERY_100_MS = "{\"sync\": {\"periodMs\": 100}}";
 
   @Test
   @DisplayName("an empty periodic sync pull logs at DEBUG; a pull that stores items logs one INFO line")
   void emptyPullsStayOutOfTheInfoLog(Vertx vertx) {
-    int port1 = TestServer.freePort();
-    int port2 = TestServer.freePort();
-    try (TestDatabase db1 = TestDatabase.create(vertx); TestDatabase db2 = TestDatabase.create(vertx);
-        TestServer s1 = TestServer.start("s1", db1.config(), Clock.systemUTC(), PEERS.formatted("s2", port2),
-            port1);
-        TestServer s2 = TestServer.start("s2", db2.config(), Clock.systemUTC(), PEERS.formatted("s1", port1),
-            port2)) {
-      TestUser alice = TestUser.create("alice").registerOn(vertx, s1, s2);
-      TestUser.create("bob").registerOn(vertx, s1);
+    try (TestWorld world = TestWorld.on(vertx).config(PULL_EVERY_100_MS)) {
+      TestServer[] servers = world.servers("s1", "s2");
+      TestServer s1 = servers[0];
+      TestUser alice = world.user("alice", s1, servers[1]);
+      world.user("bob", s1);
       try (LogCapture log = LogCapture.of("org.shine.server.sync", Level.DEBUG)) {
         // GIVEN the siblings have pulled at least once since the capture began
         Eventually.until("a periodic pull", 20_000, () -> log.text().contains("sync pull"));
 
         // WHEN alice sends on s1 (the forward or s2's next pull carries the pair to s2), then many pulls find nothing
-        ShineClient session = alice.session(vertx, s1);
+        ShineClient session = world.session(alice, s1);
         session.sendText("alice", alice.key(), "bob", "one item to sync").await();
         session.close().await();
         Eventually.until("ten empty pulls", 20_000, () -> count(log.text(), "sync pull: nothing new") >= 10);

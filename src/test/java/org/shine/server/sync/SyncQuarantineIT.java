@@ -74,8 +74,9 @@ class SyncQuarantineIT {
     serve("DmSyncBatch", dmItems);
     serve("UserSettingsSyncBatch", settingItems);
     adminPort = TestServer.freePort();
-    s2 = world.server("s2", "{\"sync\":{\"periodMs\":200},\"delivery\":{\"callTimeoutMs\":2000},"
-        + "\"admin\":{\"host\":\"127.0.0.1\",\"port\":" + adminPort + "}}");
+    s2 = world.server("s2", TestServer.merge(
+        TestServer.json("{\"sync\":{\"periodMs\":200},\"delivery\":{\"callTimeoutMs\":2000}}"),
+        TestServer.admin(adminPort)));
     alice = world.user("alice", List.of(Map.entry(source.serverLogin(), source.url()), Map.entry("s2", s2.url())),
         s2);
   }
