@@ -3,6 +3,8 @@
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JAR="$ROOT/target/shine-server.jar"
+# the test bench (bench, chaos, soak: org.shine.tools); built with JAR, holds the product too and runs alone
+TOOLS_JAR="$ROOT/target/shine-tools.jar"
 DB_HOST="${SHINE_DB_HOST:-127.0.0.1}"
 DB_PORT="${SHINE_DB_PORT:-5432}"
 DB_USER="${SHINE_DB_USER:-postgres}"
@@ -102,12 +104,17 @@ ensure_database() {
   fi
 }
 
-# Builds the fat jar when it is missing or older than any source.
+# True when the jar $1 exists and no source is newer.
+jar_fresh() {
+  [ -f "$1" ] && [ -z "$(find "$ROOT/src" "$ROOT/pom.xml" -newer "$1" -print -quit)" ]
+}
+
+# Builds the fat jars (JAR and TOOLS_JAR, one `mvn package` makes both) when one is missing or older than any source.
 ensure_jar() {
-  if [ -f "$JAR" ] && [ -z "$(find "$ROOT/src" "$ROOT/pom.xml" -newer "$JAR" -print -quit)" ]; then
+  if jar_fresh "$JAR" && jar_fresh "$TOOLS_JAR"; then
     return 0
   fi
-  log "building $JAR"
+  log "building $JAR and $TOOLS_JAR"
   (cd "$ROOT" && mvn -B -q package -DskipTests) || die "build failed"
 }
 
