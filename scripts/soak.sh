@@ -154,7 +154,7 @@ command -v psql >/dev/null || apt_install postgresql-client
 ensure_jar
 mkdir -p "$DIR"
 start_servers
-args=(soak --run-dir "$DIR" --seconds "$seconds" --baseline-s "$baseline" --restart-every-s "$restart_every"
+args=(soak --run-dir "$DIR" --server-jar "$JAR" --seconds "$seconds" --baseline-s "$baseline" --restart-every-s "$restart_every"
   --rate "$rate" --users "$users" --hub-users "$hub_users" --settle-s "$settle" --java-opts "$SERVER_OPTS")
 for name in "${SERVERS[@]}"; do args+=(--server "$name=$(url_of "$name")"); done
 log "soak for $seconds s (baseline at $baseline s, a restart every $restart_every s): java -jar target/shine-tools.jar ${args[*]}"

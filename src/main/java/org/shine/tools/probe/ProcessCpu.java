@@ -73,7 +73,8 @@ public final class ProcessCpu {
   }
 
   /** CPU % of one core of each key between two samples {@code seconds} apart. */
-  public static Map<String, Double> percentOfCore(Map<String, Double> before, Map<String, Double> after, double seconds) {
+  public static Map<String, Double> percentOfCore(Map<String, Double> before, Map<String, Double> after,
+      double seconds) {
     Map<String, Double> percent = new LinkedHashMap<>();
     after.forEach((name, ms) -> percent.put(name, 100 * (ms - before.getOrDefault(name, 0.0)) / 1000 / seconds));
     return percent;

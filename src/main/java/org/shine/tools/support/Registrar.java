@@ -35,7 +35,8 @@ public final class Registrar implements AutoCloseable {
    * Publishes {@code login}'s card (version 1, {@code routes}: serverLogin → URL) on each of {@code publishOn}: the
    * URLs to reach the servers the card names (usually the routes' own URLs).
    */
-  public Future<Void> publish(String login, KeyFile key, List<Map.Entry<String, String>> routes, List<String> publishOn) {
+  public Future<Void> publish(String login, KeyFile key, List<Map.Entry<String, String>> routes,
+      List<String> publishOn) {
     List<Future<?>> answers = new ArrayList<>();
     for (String url : publishOn) {
       answers.add(client(url).publishCard(login, key, routes, 1));
