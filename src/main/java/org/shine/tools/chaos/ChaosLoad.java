@@ -22,7 +22,8 @@ import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.dm.KeyFile;
-import org.shine.tools.ledger.ChaosLedger;
+import org.shine.tools.ledger.LedgerTotals;
+import org.shine.tools.ledger.MessageLedger;
 import org.shine.tools.support.Registrar;
 
 /**
@@ -31,7 +32,7 @@ import org.shine.tools.support.Registrar;
  * script injects its faults, resends a pair whose answer said nothing about storage (a closed connection, a
  * timeout, 429, 500, 503) with the same bytes until it is answered 200 or refused, then waits until every accepted
  * pair is in the recipient's history on every recipient server and in a final state on every sender server (or
- * the settle time is over) and prints the {@link ChaosLedger} line. Exit code 0 only when nothing was lost,
+ * the settle time is over) and prints the {@link MessageLedger}'s {@code LEDGER} line ({@link LedgerTotals}). Exit code 0 only when nothing was lost,
  * duplicated, left unanswered or left unsettled.
  *
  * <p>It prints {@code CHAOS <phase>} lines as it goes ({@code ready}, {@code load-started}, {@code load-ended},
@@ -49,7 +50,9 @@ final class ChaosLoad {
 
   private final Vertx vertx;
   private final Settings settings;
-  private final ChaosLedger ledger;
+  private final MessageLedger ledger = new MessageLedger();
+  private final List<String> recipientLogins;
+  private final List<String> senderLogins;
   private final List<Server> senderServers;
   private final List<Server> recipientServers;
   private final List<User> users = new ArrayList<>();
@@ -129,8 +132,8 @@ final class ChaosLoad {
     this.settings = settings;
     this.senderServers = senderServers;
     this.recipientServers = recipientServers;
-    this.ledger = new ChaosLedger(recipientServers.stream().map(Server::login).toList(),
-        senderServers.stream().map(Server::login).toList());
+    this.recipientLogins = recipientServers.stream().map(Server::login).toList();
+    this.senderLogins = senderServers.stream().map(Server::login).toList();
   }
 
   static int run(Settings settings) {
@@ -210,7 +213,9 @@ final class ChaosLoad {
 
   private void onRecipientEvent(long sessionId, JsonNode frame) {
     if ("IncomingDirectMessage".equals(frame.path("op").asText())) {
-      ledger.pushed(sessionId, frame.path("payload").path("messageKey").asText());
+      // every pair here is revision 0
+      String messageKey = frame.path("payload").path("messageKey").asText();
+      ledger.pushed(Long.toString(sessionId), MessageLedger.baseKeyOf(messageKey), 0);
     }
   }
 
@@ -234,7 +239,7 @@ final class ChaosLoad {
     sleepUntil(end);
     timers.forEach(vertx::cancelTimer);
     System.out.printf(Locale.ROOT, "CHAOS load-ended: %d pairs sent, %d waiting for an answer; answers so far %s%n",
-        ledger.totals().sent(), unfinished.get(), ledger.totals().answers());
+        totals().sent(), unfinished.get(), totals().answers());
     // the answers may need the faults to be over (a server back): resends go on until then, and a while after
     while (unfinished.get() > 0 && System.nanoTime() < resendUntil) {
       faultsOver();
@@ -247,7 +252,7 @@ final class ChaosLoad {
     boolean settled = false;
     while (!settled) {
       check();
-      settled = ledger.settled();
+      settled = ledger.settled(recipientLogins, senderLogins);
       if (settled || System.nanoTime() >= settleEnd) {
         break;
       }
@@ -262,8 +267,8 @@ final class ChaosLoad {
       u.senderSessions.forEach(ChaosSession::stop);
       u.recipientSessions.forEach(ChaosSession::stop);
     });
-    ChaosLedger.Totals totals = ledger.totals();
-    System.out.println(ChaosLedger.line(settings.scenario(), totals));
+    LedgerTotals totals = totals();
+    System.out.println(totals.line(settings.scenario()));
     return totals.clean() ? 0 : 1;
   }
 
@@ -345,26 +350,27 @@ final class ChaosLoad {
       for (int i = 0; i < recipientServers.size(); i++) {
         ChaosSession session = user.recipientSessions.get(i);
         String server = recipientServers.get(i).login();
-        looks.add(history(session, user.sender).onSuccess(entries -> {
-          Map<String, Integer> copies = new HashMap<>();
-          entries.stream().filter(e -> "incoming".equals(e.path("direction").asText()))
-              .forEach(e -> copies.merge(e.path("messageKey").asText(), 1, Integer::sum));
-          ledger.recipientHistory(server, copies);
-        }));
+        looks.add(history(session, user.sender).onSuccess(entries -> ledger.observe(server, false,
+            withDirection(entries, "incoming"))));
       }
       for (int i = 0; i < senderServers.size(); i++) {
         ChaosSession session = user.senderSessions.get(i);
         String server = senderServers.get(i).login();
-        looks.add(history(session, user.recipient).onSuccess(entries -> {
-          Map<String, String> states = new HashMap<>();
-          entries.stream().filter(e -> "outgoing".equals(e.path("direction").asText()))
-              .forEach(e -> states.put(e.path("baseKey").asText(), e.path("deliveryState").asText()));
-          ledger.senderStates(server, states);
-        }));
+        looks.add(history(session, user.recipient).onSuccess(entries -> ledger.observe(server, true,
+            withDirection(entries, "outgoing"))));
       }
     }
     // a server that is down now is simply looked at again in the next round
     Future.join(looks).otherwiseEmpty().await();
+  }
+
+  private LedgerTotals totals() {
+    return ledger.totals(recipientLogins, senderLogins);
+  }
+
+  /** The recipients' copies ({@code incoming}) or the senders' ({@code outgoing}) of a history. */
+  private static List<JsonNode> withDirection(List<JsonNode> entries, String direction) {
+    return entries.stream().filter(e -> direction.equals(e.path("direction").asText())).toList();
   }
 
   /** The whole conversation with {@code peer}, newest first, page by page. */

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.shine.server.client.ShineClient;
 import org.shine.server.dm.KeyFile;
+import org.shine.tools.ledger.LedgerResult;
 import org.shine.tools.ledger.MessageLedger;
 import org.shine.tools.soak.SoakUsers.UserPair;
 
@@ -36,14 +37,14 @@ final class Settlement {
   }
 
   /** The ledger's result once settled or out of time; {@code elapsed} heads each "settling" line. */
-  MessageLedger.Result settle(Supplier<String> elapsed) {
+  LedgerResult settle(Supplier<String> elapsed) {
     long deadline = System.currentTimeMillis() + TimeUnit.SECONDS.toMillis(settings.settleS());
     List<String> names = settings.names();
     Map<String, ShineClient> readers = new ConcurrentHashMap<>();
     try {
       while (true) {
         readAll(readers, names);
-        MessageLedger.Result result = ledger.result(names.subList(2, 4), names.subList(0, 2));
+        LedgerResult result = ledger.result(names.subList(2, 4), names.subList(0, 2));
         long hubMissing = hubMissing();
         boolean settled = result.ok() && result.unsettled(Set.of("delivered")) == 0 && hubMissing == 0
             && hub.duplicates() == 0;

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import org.shine.tools.ledger.LedgerResult;
 import org.shine.tools.ledger.MessageLedger;
 import org.shine.tools.soak.HeapSampler.Sample;
 import picocli.CommandLine.Command;
@@ -128,7 +129,7 @@ public final class SoakCommand implements Callable<Integer> {
       settings.names().forEach(servers::awaitHealthy);
       load.awaitInFlight();
       Settlement settlement = new Settlement(settings, users, ledger, hub);
-      MessageLedger.Result result = settlement.settle(report::elapsed);
+      LedgerResult result = settlement.settle(report::elapsed);
       hub.stop();
       users.reconnectAll();
       Map<String, Sample> last = heap.sampleAll("end", report.elapsed());

@@ -3,7 +3,7 @@ package org.shine.tools.soak;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import org.shine.tools.ledger.MessageLedger;
+import org.shine.tools.ledger.LedgerResult;
 import org.shine.tools.soak.HeapSampler.Sample;
 
 /**
@@ -55,7 +55,7 @@ final class SoakReport {
   }
 
   /** The end's report; 0 when nothing is lost, repeated, undelivered, unpolled or grown beyond the bound, else 1. */
-  int report(MessageLedger.Result result, long hubMissing, Map<String, Sample> baseline, Map<String, Sample> last) {
+  int report(LedgerResult result, long hubMissing, Map<String, Sample> baseline, Map<String, Sample> last) {
     System.out.println();
     System.out.println("== soak ledger ==");
     result.lines().forEach(System.out::println);
