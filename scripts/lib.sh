@@ -118,6 +118,16 @@ ensure_jar() {
   (cd "$ROOT" && mvn -B -q package -DskipTests) || die "build failed"
 }
 
+# Fails when the product's jar holds a class of the test bench (org/shine/tools/**: the shade filter in pom.xml
+# leaves it out) or the tools' jar does not answer `bench --help`.
+check_jars() {
+  local leaked
+  leaked=$(jar tf "$JAR" | grep -c '^org/shine/tools/' || true)
+  [ "$leaked" = 0 ] || die "$JAR holds $leaked entries of org/shine/tools (the test bench); see the shade filter in pom.xml"
+  java -jar "$TOOLS_JAR" bench --help >/dev/null || die "$TOOLS_JAR does not run: java -jar $TOOLS_JAR bench --help"
+  log "jars checked: $JAR holds no org/shine/tools class; $TOOLS_JAR runs"
+}
+
 # Debian's Chromium for the browser tests (Playwright drives it; its own browser download is not used).
 ensure_chromium() {
   [ -x /usr/bin/chromium ] || apt_install chromium

@@ -48,7 +48,7 @@ class ToolsCliTest {
   void suggestions() {
     Result option = run("chaos", "proxy", "--target", "127.0.0.1:1", "--drop-evry-ms", "5");
     assertThat(option.exitCode()).isEqualTo(2);
-    assertThat(option.err()).contains("Did you mean: --drop-every-ms?",
+    assertThat(option.err()).contains("Possible solutions: --drop-every-ms",
         "see: java -jar shine-tools.jar chaos proxy --help");
   }
 
