@@ -47,10 +47,10 @@ public final class BenchCommand {
     }
   }
 
-  @Command(name = "send", mixinStandardHelpOptions = true, description = SendBench.DESCRIPTION)
+  @Command(name = "send", mixinStandardHelpOptions = true, description = SendOptions.DESCRIPTION)
   static final class Send implements Callable<Integer> {
     @Mixin
-    SendBench.Options options;
+    SendOptions options;
 
     private final CliContext context;
 

@@ -159,7 +159,7 @@ final class FloodLoad implements AutoCloseable {
     result.add("flood_peer=" + (peer.answers() ? "answering" : "tarpit"));
     result.add("flood_rate=" + rate);
     result.add("flood_sent=" + sent.sum());
-    answerCounts().forEach((outcome, n) -> result.add("flood_" + SendBench.key(outcome) + "=" + n));
+    answerCounts().forEach((outcome, n) -> result.add("flood_" + SendReport.key(outcome) + "=" + n));
     result.add("flood_peer_calls=" + peer.calls());
     result.add("flood_peer_busiest_5s=" + peer.busiestSpan());
   }

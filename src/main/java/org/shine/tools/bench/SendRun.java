@@ -30,7 +30,10 @@ import org.shine.server.dm.KeyFile;
  * pair sent is a flight keyed by its baseKey; the sender's answer and the recipient session's
  * {@code IncomingDirectMessage} both land on it, so the send→recipient latency, lost pairs and duplicate pushes
  * come from the same record. In a closed loop each sender keeps {@code window} flights open, and a flight gives its
- * slot back on the recipient's arrival (or on the answer), on an error answer, or after the slot timeout.
+ * slot back on the recipient's arrival (or on the answer), on an error answer, or after the slot timeout. One
+ * class (a little over 400 lines) on purpose: the loops, the answers, the arrivals and the counts all work on the
+ * same flights and counters, and the options and report of the run are already apart ({@link SendSettings},
+ * {@link SendReport}).
  */
 final class SendRun {
   private static final long HIGHEST_MICROS = TimeUnit.MINUTES.toMicros(10);

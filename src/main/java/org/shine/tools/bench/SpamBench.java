@@ -1,6 +1,6 @@
 package org.shine.tools.bench;
 
-import static org.shine.tools.bench.SendBench.ms;
+import static org.shine.tools.bench.SendReport.ms;
 import static org.shine.tools.bench.SendBench.sleepUntil;
 
 import io.vertx.core.Future;
@@ -253,9 +253,9 @@ final class SpamBench {
         .add(String.format(Locale.ROOT, "flood_per_s=%.0f", floodTotal / (double) o.seconds))
         .add(String.format(Locale.ROOT, "flood_stored_per_s=%.0f", floodStored / (double) o.seconds))
         .add(String.format(Locale.ROOT, "verified_per_s=%.0f", verified / o.seconds));
-    run.honest.forEach((k, v) -> result.add("honest_" + SendBench.key(k) + "=" + v));
-    run.flood.forEach((k, v) -> result.add("flood_" + SendBench.key(k) + "=" + v));
-    cpuAfter.forEach((name, ms) -> result.add(String.format(Locale.ROOT, "cpu_pct_%s=%.0f", SendBench.key(name),
+    run.honest.forEach((k, v) -> result.add("honest_" + SendReport.key(k) + "=" + v));
+    run.flood.forEach((k, v) -> result.add("flood_" + SendReport.key(k) + "=" + v));
+    cpuAfter.forEach((name, ms) -> result.add(String.format(Locale.ROOT, "cpu_pct_%s=%.0f", SendReport.key(name),
         100 * (ms - cpuBefore.getOrDefault(name, 0.0)) / 1000 / o.seconds)));
     System.out.println(result);
     return 0;

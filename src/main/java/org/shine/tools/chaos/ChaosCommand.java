@@ -76,7 +76,7 @@ public final class ChaosCommand {
 
     @Override
     public Integer call() {
-      return ChaosLoad.run(ChaosLoad.Settings.of(scenario, senderServers, recipientServers, routes, users, rate,
+      return ChaosLoad.run(ChaosSettings.of(scenario, senderServers, recipientServers, routes, users, rate,
           window, seconds, settleS, bothSenders, requestTimeoutMs,
           tag != null ? tag : Long.toString(System.currentTimeMillis() % 1_000_000, 36), faultsDone));
     }

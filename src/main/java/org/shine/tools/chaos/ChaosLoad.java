@@ -6,10 +6,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -17,7 +15,6 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.shine.server.cli.CliFailure;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.client.ShineClientException;
@@ -32,8 +29,10 @@ import org.shine.tools.support.Registrar;
  * script injects its faults, resends a pair whose answer said nothing about storage (a closed connection, a
  * timeout, 429, 500, 503) with the same bytes until it is answered 200 or refused, then waits until every accepted
  * pair is in the recipient's history on every recipient server and in a final state on every sender server (or
- * the settle time is over) and prints the {@link MessageLedger}'s {@code LEDGER} line ({@link LedgerTotals}). Exit code 0 only when nothing was lost,
- * duplicated, left unanswered or left unsettled.
+ * the settle time is over) and prints the {@link MessageLedger}'s {@code LEDGER} line ({@link LedgerTotals}). Exit
+ * code 0 only when nothing was lost, duplicated, left unanswered or left unsettled. Its options are {@link
+ * ChaosSettings}, its sessions {@link ChaosSession}; the load, the resends and the looks at the histories stay in
+ * this one class (under 400 lines) because they share the pairs in flight, the deadlines and the ledger.
  *
  * <p>It prints {@code CHAOS <phase>} lines as it goes ({@code ready}, {@code load-started}, {@code load-ended},
  * {@code faults-over}, {@code answered}, {@code settled}), so the script can time its faults against the load; with
@@ -49,7 +48,7 @@ final class ChaosLoad {
   private static final int PAGE = 200;
 
   private final Vertx vertx;
-  private final Settings settings;
+  private final ChaosSettings settings;
   private final MessageLedger ledger = new MessageLedger();
   private final List<String> recipientLogins;
   private final List<String> senderLogins;
@@ -84,50 +83,7 @@ final class ChaosLoad {
     }
   }
 
-  /** The command line of one run. */
-  record Settings(String scenario, List<List<String>> senderNodes, List<List<String>> recipientNodes,
-      Map<String, String> routes, int users, long rate, int window, int seconds, int settleS, boolean bothSenders,
-      long requestTimeoutMs, String tag, Path faultsDone) {
-
-    static Settings of(String scenario, List<String> senderServers, List<String> recipientServers,
-        List<String> routeOptions, int users, long rate, int window, int seconds, int settleS, String bothSenders,
-        long requestTimeoutMs, String tag, Path faultsDone) {
-      List<List<String>> senders = nodes(senderServers, "sender-server");
-      List<List<String>> recipients = nodes(recipientServers, "recipient-server");
-      Map<String, String> routes = new HashMap<>();
-      for (String route : routeOptions) {
-        int eq = route.indexOf('=');
-        if (eq <= 0) {
-          throw CliFailure.usage("--route takes LOGIN=URL: " + route);
-        }
-        routes.put(route.substring(0, eq), route.substring(eq + 1));
-      }
-      if (!bothSenders.equals("on") && !bothSenders.equals("off")) {
-        throw CliFailure.usage("--both-senders takes on or off");
-      }
-      Settings settings = new Settings(scenario, senders, recipients, routes, users, rate, window, seconds, settleS,
-          bothSenders.equals("on"), requestTimeoutMs, tag, faultsDone);
-      if (settings.bothSenders() && senders.size() != 2) {
-        throw CliFailure.usage("--both-senders on needs two --sender-server");
-      }
-      if (settings.users() < 1 || settings.rate() < 1 || settings.window() < 1 || settings.seconds() < 1) {
-        throw CliFailure.usage("--users, --rate, --window and --seconds must be positive");
-      }
-      if (!settings.tag().matches("[a-z0-9]{1,12}")) {
-        throw CliFailure.usage("--tag takes 1-12 lower-case letters or digits");
-      }
-      return settings;
-    }
-
-    private static List<List<String>> nodes(List<String> values, String option) {
-      if (values.isEmpty() || values.size() > 2) {
-        throw CliFailure.usage("--" + option + " must be given once or twice");
-      }
-      return values.stream().map(v -> List.of(v.split(","))).toList();
-    }
-  }
-
-  private ChaosLoad(Vertx vertx, Settings settings, List<Server> senderServers, List<Server> recipientServers) {
+  private ChaosLoad(Vertx vertx, ChaosSettings settings, List<Server> senderServers, List<Server> recipientServers) {
     this.vertx = vertx;
     this.settings = settings;
     this.senderServers = senderServers;
@@ -136,7 +92,7 @@ final class ChaosLoad {
     this.senderLogins = senderServers.stream().map(Server::login).toList();
   }
 
-  static int run(Settings settings) {
+  static int run(ChaosSettings settings) {
     Vertx vertx = Vertx.vertx();
     try {
       List<Server> senderServers = servers(vertx, settings.senderNodes(), settings.routes());
