@@ -371,7 +371,7 @@ for scenario in "${scenarios[@]}"; do
       out="$DIR/$stem.out"
       mapfile -t args < <(bench_args "$scenario")
       load=$(cut -d' ' -f1 /proc/loadavg)
-      log "$label: servers from $server_jar; java -jar target/shine-server.jar ${args[*]}"
+      log "$label: servers from $server_jar; java -jar target/shine-tools.jar ${args[*]}"
       rc=0
       : > "$out"
       recorder=""
@@ -379,7 +379,7 @@ for scenario in "${scenarios[@]}"; do
         record_window "$out" "$topology" "$DIR/$stem" &
         recorder=$!
       fi
-      timeout $((seconds + warmup + 600)) java $JAVA_OPTS -jar "$JAR" "${args[@]}" > "$out" 2>&1 || rc=$?
+      timeout $((seconds + warmup + 600)) java $JAVA_OPTS -jar "$TOOLS_JAR" "${args[@]}" > "$out" 2>&1 || rc=$?
       [ -z "$recorder" ] || wait "$recorder" || true
       line=$(grep '^RESULT ' "$out" | tail -n 1 || true)
       if [ -z "$line" ]; then

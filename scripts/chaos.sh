@@ -83,7 +83,7 @@ proxy_pid=""
 start_proxy() {
   local drop="$1" delay="$2" before
   before=$(grep -c "listening on" "$DIR/proxy.log" || true)
-  nohup java ${SHINE_JAVA_OPTS:-} -jar "$JAR" chaos proxy --listen "$PROXY_PORT" --target "127.0.0.1:$(port_of s3)" \
+  nohup java ${SHINE_JAVA_OPTS:-} -jar "$TOOLS_JAR" chaos proxy --listen "$PROXY_PORT" --target "127.0.0.1:$(port_of s3)" \
     --drop-every-ms "$drop" --max-delay-ms "$delay" >> "$DIR/proxy.log" 2>&1 &
   proxy_pid=$!
   for _ in $(seq 1 120); do
@@ -140,7 +140,7 @@ start_load() {
   : > "$out"
   FAULTS_DONE="$DIR/$scenario.faults-done"
   rm -f "$FAULTS_DONE"
-  java ${SHINE_JAVA_OPTS:-} -jar "$JAR" chaos load --scenario "$scenario" --users "$USERS" --rate "$RATE" \
+  java ${SHINE_JAVA_OPTS:-} -jar "$TOOLS_JAR" chaos load --scenario "$scenario" --users "$USERS" --rate "$RATE" \
     --seconds "$SECONDS_" --settle-s "$SETTLE" --route "s3=$PROXY_URL" --faults-done "$FAULTS_DONE" \
     --recipient-server "$(url_of s3)" --recipient-server "$(url_of s4)" "$@" > "$out" 2>&1 &
   load_pid=$!

@@ -3,6 +3,8 @@
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JAR="$ROOT/target/shine-server.jar"
+# the test bench (bench, chaos, soak: org.shine.tools); built with JAR, holds the product too and runs alone
+TOOLS_JAR="$ROOT/target/shine-tools.jar"
 DB_HOST="${SHINE_DB_HOST:-127.0.0.1}"
 DB_PORT="${SHINE_DB_PORT:-5432}"
 DB_USER="${SHINE_DB_USER:-postgres}"
@@ -102,13 +104,28 @@ ensure_database() {
   fi
 }
 
-# Builds the fat jar when it is missing or older than any source.
+# True when the jar $1 exists and no source is newer.
+jar_fresh() {
+  [ -f "$1" ] && [ -z "$(find "$ROOT/src" "$ROOT/pom.xml" -newer "$1" -print -quit)" ]
+}
+
+# Builds the fat jars (JAR and TOOLS_JAR, one `mvn package` makes both) when one is missing or older than any source.
 ensure_jar() {
-  if [ -f "$JAR" ] && [ -z "$(find "$ROOT/src" "$ROOT/pom.xml" -newer "$JAR" -print -quit)" ]; then
+  if jar_fresh "$JAR" && jar_fresh "$TOOLS_JAR"; then
     return 0
   fi
-  log "building $JAR"
+  log "building $JAR and $TOOLS_JAR"
   (cd "$ROOT" && mvn -B -q package -DskipTests) || die "build failed"
+}
+
+# Fails when the product's jar holds a class of the test bench (org/shine/tools/**: the shade filter in pom.xml
+# leaves it out) or the tools' jar does not answer `bench --help`.
+check_jars() {
+  local leaked
+  leaked=$(jar tf "$JAR" | grep -c '^org/shine/tools/' || true)
+  [ "$leaked" = 0 ] || die "$JAR holds $leaked entries of org/shine/tools (the test bench); see the shade filter in pom.xml"
+  java -jar "$TOOLS_JAR" bench --help >/dev/null || die "$TOOLS_JAR does not run: java -jar $TOOLS_JAR bench --help"
+  log "jars checked: $JAR holds no org/shine/tools class; $TOOLS_JAR runs"
 }
 
 # Debian's Chromium for the browser tests (Playwright drives it; its own browser download is not used).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Soak (issue 10): a bounded mixed load — signed sends, edits, read receipts, tombstones, hub long polls — against a
 # four-server federation this script starts itself, with one server restarted (SIGTERM, then started again on the
-# same database) every few minutes. The load generator (`java -jar target/shine-server.jar soak`) prints a progress
+# same database) every few minutes. The load generator (`java -jar target/shine-tools.jar soak`) prints a progress
 # line every 10 s and, at the end, the ledger and each server's heap after GC and open descriptors against their
 # level at the baseline (after the first five minutes; with --short or under 15 minutes, after the first third).
 #   scripts/soak.sh [--minutes N] [--short] [--restart-every S] [--rate OPS] [--users U] [--hub-users H]
@@ -154,13 +154,13 @@ command -v psql >/dev/null || apt_install postgresql-client
 ensure_jar
 mkdir -p "$DIR"
 start_servers
-args=(soak --run-dir "$DIR" --seconds "$seconds" --baseline-s "$baseline" --restart-every-s "$restart_every"
+args=(soak --run-dir "$DIR" --server-jar "$JAR" --seconds "$seconds" --baseline-s "$baseline" --restart-every-s "$restart_every"
   --rate "$rate" --users "$users" --hub-users "$hub_users" --settle-s "$settle" --java-opts "$SERVER_OPTS")
 for name in "${SERVERS[@]}"; do args+=(--server "$name=$(url_of "$name")"); done
-log "soak for $seconds s (baseline at $baseline s, a restart every $restart_every s): java -jar target/shine-server.jar ${args[*]}"
+log "soak for $seconds s (baseline at $baseline s, a restart every $restart_every s): java -jar target/shine-tools.jar ${args[*]}"
 set +e
 # shellcheck disable=SC2086
-java $JAVA_OPTS -jar "$JAR" "${args[@]}" 2>&1 | tee "$DIR/soak.out"
+java $JAVA_OPTS -jar "$TOOLS_JAR" "${args[@]}" 2>&1 | tee "$DIR/soak.out"
 rc=${PIPESTATUS[0]}
 set -e
 exit "$rc"

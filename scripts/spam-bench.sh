@@ -5,7 +5,7 @@
 # ReceiveIncomingMessage from logins registered on s2 goes to s2; the servers are stopped after.
 #   scripts/spam-bench.sh [bench spam options...]      e.g. --seconds 20 --spam-addresses 4, or --spam-window 0
 # SHINE_SERVER_JAR runs the servers from another build (e.g. an older commit's jar, for a before/after); the load
-# generator is always this tree's jar. Servers listen on 127.0.0.1:7601/7602 (SHINE_SPAM_PORT_BASE=7600); logs,
+# generator is always this tree's target/shine-tools.jar. Servers listen on 127.0.0.1:7601/7602 (SHINE_SPAM_PORT_BASE=7600); logs,
 # configs and keys are in run/spam-bench/.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -77,6 +77,6 @@ for name in "${SERVERS[@]}"; do
 done
 wait_server_sessions "$DIR" "${SERVERS[@]}"
 log "servers up from $SERVER_JAR: s1 (pid $(cat "$DIR/s1.pid")), s2 (pid $(cat "$DIR/s2.pid"))"
-java $JAVA_OPTS -jar "$JAR" bench spam --server "$(url_of s1)" --recipient-server "$(url_of s2)" \
+java $JAVA_OPTS -jar "$TOOLS_JAR" bench spam --server "$(url_of s1)" --recipient-server "$(url_of s2)" \
   --server-pid "s1=$(cat "$DIR/s1.pid")" --server-pid "s2=$(cat "$DIR/s2.pid")" \
   --db-name "$(db_of s1)" --db-name "$(db_of s2)" "$@"

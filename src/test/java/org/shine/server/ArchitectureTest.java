@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
  * The package table of {@code docs/architecture.md} is the rule: every reference between the project's packages in
  * {@code src/main/java} — an import, or a fully qualified name in the code (comments and literals aside) — must be
  * allowed there, and every package must have a row. ("every package above" allows the packages of the rows above
- * it; "but X, Y" takes some out.)
+ * it; "but X, Y" takes some out.) The product never depends on its test bench: no file under
+ * {@code org.shine.server} imports or names {@code org.shine.tools}.
  */
 class ArchitectureTest {
   private static final Path SOURCES = Path.of("src/main/java/org/shine/server");
@@ -30,6 +31,8 @@ class ArchitectureTest {
   private static final Pattern ROW = Pattern.compile("^\\| (`[a-z]+`|root) \\|[^|]*\\| (.*) \\|$");
   private static final Pattern IMPORT = Pattern.compile("^import (?:static )?org\\.shine\\.server\\.([a-z]+)\\.",
       Pattern.MULTILINE);
+  /** An import of, or a fully-qualified name in, the test bench's tree (even spaced: {@code org . shine . tools}). */
+  private static final Pattern TOOLS = Pattern.compile("\\borg\\s*\\.\\s*shine\\s*\\.\\s*tools\\b");
   private static final Pattern ROOT_IMPORT = Pattern.compile("^import (?:static )?org\\.shine\\.server\\.[A-Z]",
       Pattern.MULTILINE);
   /** A fully qualified name in code, not part of a longer name; import and package lines are taken out first. */
@@ -67,6 +70,19 @@ class ArchitectureTest {
         .filter(target -> !target.equals(pkg) && !allowed.get(pkg).contains(target))
         .forEach(target -> violations.add(pkg + " -> " + target)));
     assertThat(violations).as("imports not allowed by docs/architecture.md").isEmpty();
+  }
+
+  @Test
+  @DisplayName("no product source imports or names the test bench (org.shine.tools): shine-server.jar runs without it")
+  void productNeverNamesTheTools() throws IOException {
+    List<String> offenders = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(SOURCES)) {
+      for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+        Files.readAllLines(file).stream().filter(line -> TOOLS.matcher(line).find()).findFirst()
+            .ifPresent(line -> offenders.add(SOURCES.relativize(file) + ": " + line.trim()));
+      }
+    }
+    assertThat(offenders).as("product sources naming org.shine.tools").isEmpty();
   }
 
   private static Map<String, Set<String>> allowedByDoc() throws IOException {

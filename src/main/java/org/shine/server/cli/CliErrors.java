@@ -41,7 +41,7 @@ final class CliErrors {
     if (!command.getSubcommands().isEmpty() && !(problem instanceof CommandLine.UnmatchedArgumentException)) {
       err.println("commands: " + String.join(", ", command.getSubcommands().keySet()));
     }
-    err.println("see: java -jar shine-server.jar " + qualifiedName(command) + "--help");
+    err.println("see: java -jar " + rootOf(command).getCommandName() + ".jar " + qualifiedName(command) + "--help");
     return CliFailure.USAGE;
   }
 
@@ -142,6 +142,14 @@ final class CliErrors {
       current = swap;
     }
     return previous[b.length()];
+  }
+
+  private static CommandLine rootOf(CommandLine command) {
+    CommandLine root = command;
+    while (root.getParent() != null) {
+      root = root.getParent();
+    }
+    return root;
   }
 
   private static String qualifiedName(CommandLine command) {

@@ -11,21 +11,20 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * The command line of the jar. A subcommand is a picocli {@code @Command} class and one entry in {@code
+ * The command line of the product's jar. A subcommand is a picocli {@code @Command} class and one entry in {@code
  * subcommands} below; a class with a {@code (CliContext)} constructor gets the context (streams, terminal, stop
- * signal), any other is made by picocli's default factory. Errors are reported by {@link CliErrors}.
+ * signal), any other is made by picocli's default factory. Errors are reported by {@link CliErrors}. The test
+ * bench (bench, chaos, soak) is not here: it is the tools' own command line in {@code shine-tools.jar}, which
+ * wires its tree with {@link #wire}.
  */
 @Command(name = "shine-server", mixinStandardHelpOptions = true, versionProvider = ShineCli.Version.class,
-    description = "SHiNE DM access server and its tools (run as: java -jar shine-server.jar COMMAND ...).",
+    description = "SHiNE DM access server (run as: java -jar shine-server.jar COMMAND ...).",
     subcommands = {
         ServerCommand.class,
         KeygenCommand.class,
         ClientCommand.class,
         AdapterCommand.class,
-        BenchCommand.class,
         AdminCommand.class,
-        ChaosCommand.class,
-        SoakCommand.class,
         AutoComplete.GenerateCompletion.class,
         HelpCommand.class,
     },
@@ -48,8 +47,17 @@ public final class ShineCli implements Callable<Integer> {
 
   /** The command tree wired to {@code context}: its streams, its error reporting. */
   public static CommandLine commandLine(CliContext context) {
-    CommandLine commandLine = new CommandLine(new ShineCli(), new ContextFactory(context));
+    CommandLine commandLine = wire(new ShineCli(), context);
     commandLine.getSubcommands().get("generate-completion").getCommandSpec().usageMessage().hidden(false);
+    return commandLine;
+  }
+
+  /**
+   * A command tree with {@code root} at its top, wired as this one is: commands made with {@code context}, its
+   * streams, and one line and an exit code for every failure ({@link CliErrors}).
+   */
+  public static CommandLine wire(Object root, CliContext context) {
+    CommandLine commandLine = new CommandLine(root, new ContextFactory(context));
     commandLine.setOut(context.out()).setErr(context.err());
     commandLine.setExecutionExceptionHandler(CliErrors::onExecution);
     commandLine.setParameterExceptionHandler(CliErrors::onParameters);

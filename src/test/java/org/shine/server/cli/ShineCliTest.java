@@ -2,11 +2,6 @@ package org.shine.server.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.util.Map;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -22,13 +17,23 @@ class ShineCliTest {
     for (String help : new String[] {"help", "--help"}) {
       Cli.Result result = Cli.run(help);
       assertThat(result.exitCode()).isZero();
-      assertThat(result.out()).contains("server", "keygen", "client", "adapter", "bench", "admin", "generate-completion",
+      assertThat(result.out()).contains("server", "keygen", "client", "adapter", "admin", "generate-completion",
           "Exit codes: 0 ok");
     }
     assertThat(Cli.run("client", "help", "chat").out()).contains("--peer=LOGIN", "--terminal");
-    assertThat(Cli.run("bench", "send", "--help").out()).contains("--recipient-server=URL", "--rate=R");
     assertThat(Cli.run("admin", "--help").out()).contains("peers", "deliveries", "retry-peer", "user",
         "sync-quarantine");
+  }
+
+  @Test
+  @DisplayName("the test bench (bench, chaos, soak) is not a command of the product: it is shine-tools.jar's")
+  void noTestBench() {
+    for (String tool : new String[] {"bench", "chaos", "soak"}) {
+      Cli.Result result = Cli.run(tool);
+      assertThat(result.exitCode()).as(tool).isEqualTo(2);
+      assertThat(result.err()).as(tool).contains("Unmatched argument");
+    }
+    assertThat(Cli.run("--help").out()).doesNotContain("bench", "chaos", "soak");
   }
 
   @Test
@@ -98,24 +103,5 @@ class ShineCliTest {
     assertThat(Tick.ACCEPTED.render(false)).isEqualTo("[✓ accepted]");
     assertThat(Tick.FAILED.render(false)).isEqualTo("[! not delivered]");
     assertThat(Tick.FAILED.render(true)).isEqualTo("\u001b[31m! not delivered\u001b[0m");
-  }
-
-  @Test
-  @DisplayName("progress: a line with count, share, rate and time piped; a bar on a terminal; a summary at the end")
-  void progress() {
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    CliContext piped = new CliContext(InputStream.nullInputStream(), System.out, new PrintStream(err, true,
-        StandardCharsets.UTF_8), Map.of(), false);
-    Progress progress = Progress.start("catchup: pairs", piped, 200, () -> 50);
-    assertThat(progress.line(50, 2_000_000_000L)).isEqualTo("catchup: pairs: 50/200 (25.0 %), 25/s, 2 s");
-    progress.close();
-    assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("catchup: pairs: done, 50 in ");
-
-    CliContext terminal = new CliContext(InputStream.nullInputStream(), System.out, new PrintStream(err, true,
-        StandardCharsets.UTF_8), Map.of(), true);
-    try (Progress bar = Progress.start("bench", terminal, 10, () -> 5)) {
-      assertThat(bar.line(5, 1_000_000_000L)).isEqualTo("bench: [###############...............] 5/10 (50.0 %),"
-          + " 5/s, 1 s");
-    }
   }
 }
