@@ -9,6 +9,7 @@ import io.vertx.core.http.HttpServerResponse;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.sqlclient.Pool;
 import java.time.Clock;
 import java.util.Objects;
 import java.util.Set;
@@ -16,7 +17,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import org.shine.server.bus.Failures;
 import org.shine.server.config.AppConfig;
-import org.shine.server.db.Database;
+import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.HubRepository;
 import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.dm.SignatureVerifier;
@@ -50,18 +51,18 @@ public final class HubRoutes {
   }
 
   /**
-   * Builds the routes of one gateway instance from the Vert.x it runs on, when it starts: the shared pool is then
-   * opened on that instance's context and closed with it. {@code polls}: the open polls per user of this node,
-   * shared by its gateway instances.
+   * Builds the routes of one gateway instance from the Vert.x it runs on, when it starts, over the node's one pool and
+   * its one repository of users. {@code polls}: the open polls per user of this node, shared by its gateway instances.
    */
   public static Function<Vertx, HubRoutes> perInstance(AppConfig config, Clock clock, SignatureVerifier verifier,
-      PerKeyLimit polls) {
+      PerKeyLimit polls, Pool pool, DirectoryRepository users) {
     Objects.requireNonNull(config);
     Objects.requireNonNull(clock);
     Objects.requireNonNull(verifier);
     Objects.requireNonNull(polls);
-    return vertx -> new HubRoutes(config.hub(), new HubService(vertx, config, Database.sharedPool(vertx, config.db()),
-        clock, verifier, polls));
+    Objects.requireNonNull(pool);
+    Objects.requireNonNull(users);
+    return vertx -> new HubRoutes(config.hub(), new HubService(vertx, config, pool, users, clock, verifier, polls));
   }
 
   /** Adds the routes under {@code /hub/v1} to {@code router}. */

@@ -45,12 +45,12 @@ public final class HubService {
   private final HubTokens tokens;
 
   /** {@code polls}: the open polls per user of this node, shared by its gateway instances. */
-  public HubService(Vertx vertx, AppConfig config, Pool pool, Clock clock, SignatureVerifier verifier,
-      PerKeyLimit polls) {
+  public HubService(Vertx vertx, AppConfig config, Pool pool, DirectoryRepository users, Clock clock,
+      SignatureVerifier verifier, PerKeyLimit polls) {
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.hub = new HubRepository(pool);
-    this.directory = new DirectoryRepository(pool);
+    this.directory = Objects.requireNonNull(users);
     this.clock = Objects.requireNonNull(clock);
     this.verifier = Objects.requireNonNull(verifier);
     this.polls = Objects.requireNonNull(polls);

@@ -220,6 +220,16 @@ public final class NodeServices {
     return hub;
   }
 
+  /** The node's one pool. */
+  public Pool pool() {
+    return pool;
+  }
+
+  /** The node's one repository of users (cards and routes). */
+  public DirectoryRepository users() {
+    return users;
+  }
+
   /** The node's one directory cache. */
   public DirectoryCache directoryCache() {
     return directory;

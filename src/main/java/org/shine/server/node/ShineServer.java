@@ -91,7 +91,8 @@ public final class ShineServer {
         .onSuccess(id -> opsDeployment = id)
         .compose(v -> deploy(() -> new GatewayVerticle(config, services.identity(), services.verifier(),
             services.connections(), services.limits(), metrics, health, services.sessions(),
-            HubRoutes.perInstance(config, clock, services.verifier(), services.polls())), n.gateway()))
+            HubRoutes.perInstance(config, clock, services.verifier(), services.polls(), services.pool(),
+                services.users())), n.gateway()))
         .onSuccess(id -> {
           gatewayDeployment = id;
           gatewayUp.tryComplete();
