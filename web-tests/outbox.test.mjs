@@ -171,6 +171,27 @@ test('one flush at a time, only the signed-in user\'s entries, nothing while off
   assert.deepEqual([...storage.entries.keys()], ['carol|bob|1|1']);
 });
 
+test('a message written while a send is on its way goes too, without another login or message', async () => {
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  const client = fakeClient(async (entry) => {
+    if (entry.text === 'first') {
+      await held; // the answer to the first is still on its way when the second is written
+    }
+    return { deliveryState: 'accepted' };
+  });
+  const { store, storage, outbox, timers } = setUp({ client });
+  await outbox.queue('bob', 1000, 1n, 0, 'first');
+  const second = await outbox.queue('bob', 2000, 2n, 0, 'second');
+  assert.deepEqual(client.sent.map((e) => e.text), ['first']);
+  release();
+  await settle();
+  assert.deepEqual(client.sent.map((e) => e.text), ['first', 'second']);
+  assert.equal(storage.entries.size, 0);
+  assert.equal(tickOf(shown(store, second.baseKey)), 'accepted');
+  assert.equal(timers.length, 0);
+});
+
 test('after a reload the outbox shows what it still holds as pending', async () => {
   const { storage, outbox } = setUp();
   const entry = await outbox.queue('bob', 1000, 1n, 0, 'written offline');

@@ -44,6 +44,7 @@ export class Outbox {
   constructor({ store, storage, session, onError = () => {}, setTimer = setTimeout, retryMs = RETRY_MS }) {
     Object.assign(this, { store, storage, session, onError, setTimer, retryMs });
     this.flushing = false;
+    this.again = false;
   }
 
   /** Signs the pair once, keeps it, shows it pending and sends it when it can. */
@@ -67,38 +68,56 @@ export class Outbox {
     this.store.dispatch({ type: 'outboxShown', entries: await this.storage.all() });
   }
 
-  /** Sends every kept pair of the user, oldest first, with the bytes signed when it was written. */
+  /**
+   * Sends every kept pair of the user, oldest first, with the bytes signed when it was written. A flush asked for
+   * while one runs (a message written meanwhile) makes the running one look again when it is done.
+   */
   async flush() {
     const { identity, client } = this.session;
-    if (this.flushing || !client || !client.ready) {
+    if (!client || !client.ready) {
+      return;
+    }
+    if (this.flushing) {
+      this.again = true;
       return;
     }
     this.flushing = true;
     try {
-      const entries = (await this.storage.all())
-        .filter((e) => e.owner === identity.login).sort((a, b) => a.createdAtMs - b.createdAtMs);
-      for (const entry of entries) {
-        let answer;
-        try {
-          answer = await client.sendPair(entry);
-        } catch (e) {
-          if (e.status >= 400 && e.status < 500 && e.status !== 429) {
-            // refused for good: these bytes will never be accepted, and they are not re-signed
-            await this.storage.delete(entry.baseKey);
-            this.store.dispatch({ type: 'sendFailed', baseKey: entry.baseKey });
-            this.onError(`Not sent to ${entry.peer}: ${e.message}`);
-            continue;
+      do {
+        this.again = false;
+        const entries = (await this.storage.all())
+          .filter((e) => e.owner === identity.login).sort((a, b) => a.createdAtMs - b.createdAtMs);
+        for (const entry of entries) {
+          if (!(await this.send(client, entry))) {
+            this.setTimer(() => this.flush(), this.retryMs);
+            return;
           }
-          this.setTimer(() => this.flush(), this.retryMs);
-          return;
         }
-        await this.storage.delete(entry.baseKey);
-        this.store.dispatch({
-          type: 'sent', baseKey: entry.baseKey, revision: entry.revision, deliveryState: answer.deliveryState,
-        });
-      }
+      } while (this.again);
     } finally {
       this.flushing = false;
     }
+  }
+
+  /** One pair: false when its answer was lost (it stays kept, to be sent again). */
+  async send(client, entry) {
+    let answer;
+    try {
+      answer = await client.sendPair(entry);
+    } catch (e) {
+      if (e.status >= 400 && e.status < 500 && e.status !== 429) {
+        // refused for good: these bytes will never be accepted, and they are not re-signed
+        await this.storage.delete(entry.baseKey);
+        this.store.dispatch({ type: 'sendFailed', baseKey: entry.baseKey });
+        this.onError(`Not sent to ${entry.peer}: ${e.message}`);
+        return true;
+      }
+      return false;
+    }
+    await this.storage.delete(entry.baseKey);
+    this.store.dispatch({
+      type: 'sent', baseKey: entry.baseKey, revision: entry.revision, deliveryState: answer.deliveryState,
+    });
+    return true;
   }
 }
