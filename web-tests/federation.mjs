@@ -57,7 +57,13 @@ export class Federation {
     for (const server of federation.servers.values()) {
       federation.writeConfig(server);
     }
-    await Promise.all(names.map((name) => federation.startOne(name)));
+    const started = await Promise.allSettled(names.map((name) => federation.startOne(name)));
+    const failed = started.find((outcome) => outcome.status === 'rejected');
+    if (failed) {
+      // the test never gets this federation to stop: the servers that did start would outlive the run
+      await federation.stop();
+      throw failed.reason;
+    }
     return federation;
   }
 

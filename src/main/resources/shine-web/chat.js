@@ -1,0 +1,105 @@
+// What the user does in a chat, and what the chat does on each login: open a chat and page back through it, send a
+// read receipt for what is on screen, write, edit and delete. It asks the protocol client and the outbox, and tells
+// the store what happened; `session` is {identity, client} of account.js.
+import { randomNonce } from './codec.js';
+
+export function createChat({ store, session, outbox, views }) {
+  let loadingOlder = false;
+  const ready = () => Boolean(session.client && session.client.ready);
+
+  /** After each login: the chat list, the open chat anew, the receipts owed, then the outbox. */
+  async function online() {
+    const conversations = await session.client.conversations();
+    store.dispatch({ type: 'conversationsLoaded', conversations });
+    if (store.state.peer) {
+      await openChat(store.state.peer, false);
+    }
+    for (const baseKey of store.state.receiptsOwed) {
+      readOnScreen(baseKey);
+    }
+    await outbox.flush();
+  }
+
+  async function openChat(peer, focus) {
+    store.dispatch({ type: 'chatOpened', peer });
+    await outbox.show();
+    if (ready()) {
+      try {
+        const page = await session.client.page(peer);
+        store.dispatch({ type: 'pageLoaded', peer, newest: true, ...page });
+      } catch (e) {
+        views.error('chat-error', e.message);
+      }
+    }
+    if (focus) {
+      views.focusComposer();
+    }
+  }
+
+  async function loadOlder() {
+    const { peer, hasMore, oldestAtMs } = store.state;
+    if (loadingOlder || !hasMore || oldestAtMs === null || !ready()) {
+      return;
+    }
+    loadingOlder = true;
+    const restoreScroll = views.keepScroll();
+    try {
+      // the bound is exclusive: one past the oldest time also brings messages that share it (known ones are skipped)
+      const page = await session.client.page(peer, oldestAtMs + 1);
+      store.dispatch({ type: 'pageLoaded', peer, newest: false, ...page });
+      restoreScroll();
+    } finally {
+      loadingOlder = false;
+    }
+  }
+
+  /** A receipt, once, for an incoming message that verified and is on screen in a visible tab; owed while offline. */
+  async function readOnScreen(baseKey) {
+    const { messages, receiptsSent } = store.state;
+    const message = messages.get(baseKey);
+    if (!message || message.outgoing || !message.verified || message.read || receiptsSent.has(baseKey)
+        || !views.visible()) {
+      return;
+    }
+    if (!ready()) {
+      store.dispatch({ type: 'receiptOwed', baseKey });
+      return;
+    }
+    store.dispatch({ type: 'receiptSending', baseKey });
+    try {
+      await session.client.sendReadReceipt(baseKey);
+      store.dispatch({ type: 'readByMe', baseKey });
+    } catch (e) {
+      store.dispatch({ type: 'receiptFailed', baseKey });
+    }
+  }
+
+  async function send() {
+    const text = views.composerText();
+    const { peer } = store.state;
+    if (!text || !peer) {
+      return;
+    }
+    views.clearComposer();
+    await views.guarded('chat-error', () => outbox.queue(peer, Date.now(), randomNonce(), 0, text));
+  }
+
+  /** An edit is the pair again with the same createdAtMs and nonce and the next revision. */
+  async function edit(message) {
+    const text = views.askEdit(message.text);
+    if (text === null || !text.trim() || text.trim() === message.text) {
+      return;
+    }
+    await outbox.queue(store.state.peer, message.createdAtMs, message.nonce, message.revision + 1, text.trim());
+  }
+
+  async function remove(message) {
+    if (!ready()) {
+      throw new Error('offline: a message can be deleted once the connection is back');
+    }
+    await session.client.deleteMessage(store.state.peer, message.messageKey);
+    store.dispatch({ type: 'deleted', baseKey: message.baseKey });
+  }
+
+  return { online, openChat, loadOlder, readOnScreen, send, edit, remove };
+}

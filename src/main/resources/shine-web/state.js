@@ -1,0 +1,232 @@
+// The chat's state and the one place it changes: apply(state, event) returns the next state and nothing else writes
+// it. Maps, sets and messages are replaced, never changed in place, so a view tells what changed by identity. The
+// unread count of a chat changes in conversationAfter alone, by the rule of unreadDelta. For the browser and Node.
+import { Kind } from './codec.js';
+import { laterDelivery } from './outbox.js';
+
+export const MAX_EARLY_READS = 1000;
+
+export function initialState() {
+  return {
+    me: null, // the signed-in login
+    peer: null, // the open chat
+    messages: new Map(), // baseKey → message of the open chat
+    oldestAtMs: null, // where the next older page starts
+    hasMore: false,
+    conversations: new Map(), // peer → {peer, lastText, lastAtMs, unread}
+    receiptsSent: new Set(), // incoming messages read here or on another device: no receipt to send
+    receiptsOwed: new Set(), // seen while offline: sent after the next login
+    // receipts for messages not shown yet (a receipt may overtake the pair on its way to this server)
+    earlyReads: new Set(),
+  };
+}
+
+/** The events (each `{type, ...}`) and what they do; an unknown one changes nothing. */
+export function apply(state, event) {
+  switch (event.type) {
+    case 'signedIn':
+      return { ...state, me: event.login };
+    case 'signedOut':
+      return { ...state, me: null };
+    case 'conversationsLoaded': // GetConversations: the server's counts replace ours
+      return { ...state, conversations: new Map(event.conversations.map((c) => [c.peer, { ...c }])) };
+    case 'chatOpened':
+      return event.peer === state.peer ? state
+        : { ...state, peer: event.peer, messages: new Map(), oldestAtMs: null, hasMore: false };
+    case 'messageArrived': { // IncomingDirectMessage or OutgoingDirectMessage, checked
+      const { message } = event;
+      const next = conversationAfter(state, event.peer, { text: message.text, atMs: message.createdAtMs },
+        unreadDelta(state, event));
+      return event.peer === next.peer ? upsert(next, [message]) : next;
+    }
+    case 'pageLoaded': // GetDirectMessages: the newest page on opening, or an older one
+      return pageLoaded(state, event);
+    case 'deliveryChanged':
+      return changeMessage(state, event.baseKey,
+        (m) => ({ ...m, deliveryState: laterDelivery(m.deliveryState, event.deliveryState) }));
+    case 'readByPeer': // DmReadReceipt for one of the user's messages
+      return markRead(state, event.baseKey);
+    case 'readByMe': { // a receipt of this page's answered, or DmReadByMe from another device of the user
+      const peer = event.baseKey.split('|')[0];
+      const next = conversationAfter(state, peer, null, unreadDelta(state, event));
+      return markRead({ ...next, receiptsSent: new Set(next.receiptsSent).add(event.baseKey) }, event.baseKey);
+    }
+    case 'receiptOwed':
+      return { ...state, receiptsOwed: new Set(state.receiptsOwed).add(event.baseKey) };
+    case 'receiptSending': {
+      const receiptsOwed = new Set(state.receiptsOwed);
+      receiptsOwed.delete(event.baseKey);
+      return { ...state, receiptsSent: new Set(state.receiptsSent).add(event.baseKey), receiptsOwed };
+    }
+    case 'receiptFailed': {
+      const receiptsSent = new Set(state.receiptsSent);
+      receiptsSent.delete(event.baseKey);
+      return { ...state, receiptsSent, receiptsOwed: new Set(state.receiptsOwed).add(event.baseKey) };
+    }
+    case 'queued': { // the outbox took what the user wrote (or an edit)
+      const { entry } = event;
+      const next = showPending(state, [entry]);
+      return conversationAfter(next, entry.peer, { text: entry.text, atMs: entry.createdAtMs }, 0);
+    }
+    case 'outboxShown': // what the outbox still holds, shown as pending
+      return showPending(state, event.entries);
+    case 'sent': // the own server answered SendMessagePair
+      return changeMessage(state, event.baseKey, (m) => (m.revision !== event.revision ? m : {
+        ...m, pending: false,
+        deliveryState: event.revision > 0 ? event.deliveryState : laterDelivery(m.deliveryState, event.deliveryState),
+      }));
+    case 'sendFailed': // refused for good
+      return changeMessage(state, event.baseKey, (m) => ({ ...m, pending: false, deliveryState: 'failed' }));
+    case 'deleted':
+      return changeMessage(state, event.baseKey, (m) => ({ ...m, deleted: true }));
+    default:
+      return state;
+  }
+}
+
+/**
+ * The one rule for the unread count: a new incoming message that verifies adds one (an edit, revision > 0, is not
+ * another unread message), the user's first read of one takes one away.
+ */
+function unreadDelta(state, event) {
+  if (event.type === 'messageArrived') {
+    const m = event.message;
+    return !m.outgoing && m.revision === 0 && m.verified ? 1 : 0;
+  }
+  if (event.type === 'readByMe') {
+    return state.messages.get(event.baseKey)?.read || state.earlyReads.has(event.baseKey) ? 0 : -1;
+  }
+  return 0;
+}
+
+/** A chat's newer last message (if `last`) and its unread count moved by `delta`, never below 0. */
+function conversationAfter(state, peer, last, delta) {
+  const had = state.conversations.get(peer);
+  if (!had && !last) {
+    return state;
+  }
+  const c = { ...(had || { peer, lastAtMs: 0, unread: 0, lastText: '' }) };
+  if (last && last.atMs >= c.lastAtMs) {
+    c.lastAtMs = last.atMs;
+    c.lastText = last.text;
+  }
+  c.unread = Math.max(0, c.unread + delta);
+  if (had && !last && c.unread === had.unread) {
+    return state;
+  }
+  return { ...state, conversations: new Map(state.conversations).set(peer, c) };
+}
+
+function pageLoaded(state, event) {
+  if (event.peer !== state.peer) {
+    return state; // the user opened another chat meanwhile
+  }
+  const next = upsert(state, event.messages);
+  if (!event.newest) {
+    return { ...next, oldestAtMs: event.lastAtMs ?? next.oldestAtMs, hasMore: event.hasMore };
+  }
+  if (next.oldestAtMs === null && event.lastAtMs !== null) {
+    return { ...next, oldestAtMs: event.lastAtMs, hasMore: event.hasMore };
+  }
+  return next;
+}
+
+/** Adds or updates messages of the open chat; a higher revision replaces the text and its state. */
+function upsert(state, messages) {
+  const all = new Map(state.messages);
+  const earlyReads = new Set(state.earlyReads);
+  for (const message of messages) {
+    const had = all.get(message.baseKey);
+    if (!had) {
+      all.set(message.baseKey, earlyReads.delete(message.baseKey) ? { ...message, read: true } : message);
+      continue;
+    }
+    if (had.verified && !message.verified) {
+      continue; // a container that does not verify never replaces one that did
+    }
+    if (!had.verified && message.verified) {
+      all.set(message.baseKey, { ...had, ...message, read: had.read || message.read });
+      continue;
+    }
+    const m = { ...had };
+    if (message.revision > had.revision) {
+      m.revision = message.revision;
+      m.text = message.text;
+      m.deliveryState = message.deliveryState;
+    } else if (message.revision === had.revision) {
+      m.deliveryState = laterDelivery(had.deliveryState, message.deliveryState);
+    }
+    m.read = had.read || message.read;
+    m.deleted = had.deleted || message.deleted;
+    m.pending = had.pending && message.pending;
+    all.set(message.baseKey, m);
+  }
+  return { ...state, messages: all, earlyReads };
+}
+
+function changeMessage(state, baseKey, change) {
+  const had = state.messages.get(baseKey);
+  if (!had) {
+    return state;
+  }
+  const m = change(had);
+  return m === had ? state : { ...state, messages: new Map(state.messages).set(baseKey, m) };
+}
+
+/** A shown message is marked read; a receipt for one not shown yet is kept (at most MAX_EARLY_READS). */
+function markRead(state, baseKey) {
+  if (state.messages.has(baseKey)) {
+    return changeMessage(state, baseKey, (m) => ({ ...m, read: true }));
+  }
+  const earlyReads = new Set(state.earlyReads).add(baseKey);
+  if (earlyReads.size > MAX_EARLY_READS) {
+    earlyReads.delete(earlyReads.values().next().value);
+  }
+  return { ...state, earlyReads };
+}
+
+/** Outbox entries of the open chat shown as pending; a shown message that did not verify is replaced by its own. */
+function showPending(state, entries) {
+  let all = null;
+  for (const entry of entries) {
+    if (entry.peer !== state.peer || entry.owner !== state.me) {
+      continue;
+    }
+    const shown = (all || state.messages).get(entry.baseKey);
+    const had = shown?.verified ? shown : null;
+    if (had && had.revision > entry.revision) {
+      continue;
+    }
+    all = all || new Map(state.messages);
+    all.set(entry.baseKey, {
+      ...(had || {
+        baseKey: entry.baseKey, messageKey: `${entry.baseKey}|${Kind.OUTGOING}`, outgoing: true,
+        createdAtMs: entry.createdAtMs, nonce: BigInt(entry.nonce), deliveryState: 'accepted', read: false,
+        deleted: false, verified: true,
+      }),
+      revision: entry.revision, text: entry.text, pending: true,
+    });
+  }
+  return all ? { ...state, messages: all } : state;
+}
+
+/** A single store: `dispatch(event)` applies it and tells each listener (state, previous state, event). */
+export function createStore(state = initialState()) {
+  const listeners = [];
+  return {
+    get state() {
+      return state;
+    },
+    dispatch(event) {
+      const previous = state;
+      state = apply(state, event);
+      for (const listener of listeners) {
+        listener(state, previous, event);
+      }
+      return state;
+    },
+    subscribe(listener) {
+      listeners.push(listener);
+    },
+  };
+}
