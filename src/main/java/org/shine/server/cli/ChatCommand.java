@@ -33,7 +33,7 @@ import picocli.CommandLine.Option;
     description = {"Chat with one user: history, new messages as they arrive, and a tick on each of yours:",
         "grey ✓ accepted by your server, light ✓ delivered to a server of the peer, ✓✓ read, red ! not delivered.",
         "Type a line and Enter to send it; /quit or Ctrl-D leaves. Colours only on a terminal."})
-final class ChatCommand extends ClientCommand.UserCommand {
+final class ChatCommand extends UserCommand {
   /** Work waiting for the chat's thread: events, answers, typed lines. */
   private static final int QUEUE = 10_000;
   /** Messages whose lines the chat keeps track of (for ticks and repeats); older ones are forgotten. */
