@@ -33,7 +33,11 @@ import org.slf4j.LoggerFactory;
  * reported ({@code onReturn}) so that the rows waiting for this peer get an extra attempt. PROTOCOL §13: a peer whose
  * last {@link CallLimits#timeoutsToDown()} calls timed out, or whose socket holds more than
  * {@link CallLimits#writeQueueBytes()} unsent (the socket is then closed), is down the same way, and stays down
- * across reconnects until a {@link PeerProbe} is answered. Confined to one event loop.
+ * across reconnects until a {@link PeerProbe} is answered. Confined to one event loop. Over 350 lines for a reason:
+ * what stands alone is already out ({@link CallWindow}, {@link SessionLogin}, {@link PeerProbe}, {@code Backoff}),
+ * and the dial, the reconnect loop and the probe loop that remain all read and write the same state ({@code socket},
+ * {@code connecting}, {@code down}, {@code lastError}, the peer-up metric), so splitting them would pass that state
+ * back and forth instead of owning it once.
  */
 final class PeerConnection {
   private static final Logger LOG = LoggerFactory.getLogger(PeerConnection.class);
