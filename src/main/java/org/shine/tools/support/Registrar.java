@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.shine.server.client.ShineClient;
@@ -21,11 +22,18 @@ import org.shine.server.dm.KeyFile;
 public final class Registrar implements AutoCloseable {
   /** Cards published from one source address (below the default {@code limits.cardsPerIpPerMin}). */
   static final int CARDS_PER_ADDRESS = 25;
+  /** The loopback source addresses taken in turn: 127.1.0.1 to 127.1.249.250. */
+  private static final long ADDRESSES = 250L * 250;
   private static final long POLL_MS = 50;
   private final Vertx vertx;
   private final Map<String, ShineClient> clients = new LinkedHashMap<>();
   private final Map<String, List<String>> logins = new LinkedHashMap<>();
-  private final AtomicLong published = new AtomicLong();
+  /**
+   * Cards published so far, counted from a random start: a second load generator run within the same minute (a
+   * {@code --warm} benchmark, a soak round) takes other source addresses than the first.
+   */
+  private final AtomicLong published = new AtomicLong(
+      ThreadLocalRandom.current().nextLong(ADDRESSES) * CARDS_PER_ADDRESS);
 
   public Registrar(Vertx vertx) {
     this.vertx = vertx;
