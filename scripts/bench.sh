@@ -24,6 +24,8 @@
 # and stops them after; --warm keeps one start per topology for all its runs. --keep-db leaves the databases and
 # --no-write leaves docs/BENCHMARKS.md alone. --jfr records every server with Java Flight Recorder (settings=profile)
 # during each run's measured window into run/bench/<scenario>-<run>-<server>.jfr (read with `jfr print` or JMC).
+# SHINE_BENCH_CONFIG adds top-level members to every server's config (e.g. '"delivery": {"maxInFlightPerDestination": 64}',
+# which config loading merges over the defaults), for experiments; the standard set runs the §11 defaults.
 # SHINE_BENCH_S1_RATE / SHINE_BENCH_S2_RATE change the open loops' rates, SHINE_BENCH_ABUSE_RATE the honest load of
 # the abuse scenarios and SHINE_BENCH_FLOOD_RATE their flood. Servers listen on 127.0.0.1:7301..7304
 # (SHINE_BENCH_PORT_BASE=7300) on databases shine_bench_s1..s4 (SHINE_BENCH_DB_PREFIX=shine_bench: two runs on one
@@ -111,7 +113,8 @@ write_config() {
   "serverKeyFile": "$(key_file "$name")",
   "egress": {"allowCidrs": ["127.0.0.0/8"]},
   "db": {"host": "$DB_HOST", "port": $DB_PORT, "database": "$(db_of "$name")", "user": "$DB_USER", "password": "${SHINE_DB_PASSWORD:-}"},
-  "peers": [$peers]
+  "peers": [$peers]${SHINE_BENCH_CONFIG:+,
+  $SHINE_BENCH_CONFIG}
 }
 JSON
 }
