@@ -20,9 +20,10 @@
 #   tarpit-control  the same flood to a peer that answers at once
 # --before-jar JAR runs every scenario twice: servers from JAR ("before"), then from target/ ("after"); the load
 # generator is always target/'s.
-# Defaults: --runs 1, --seconds 20, --warmup 5. Each run starts its servers on fresh databases (shine_bench_s1..s4)
-# and stops them after; --warm keeps one start per topology for all its runs. --keep-db leaves the databases and
-# --no-write leaves docs/BENCHMARKS.md alone. --jfr records every server with Java Flight Recorder (settings=profile)
+# Defaults: --runs 1, --seconds 20, --warmup 3 (cold: the first seconds of fresh JVMs). Every run starts its servers
+# from the jar on fresh databases (shine_bench_s1..s4) and stops them after; --warm measures the same fresh servers
+# after 40 s of the same load instead of 3 (--warmup still wins when given) and labels its rows "warm". --keep-db
+# leaves the databases and --no-write leaves docs/BENCHMARKS.md alone. --jfr records every server with Java Flight Recorder (settings=profile)
 # during each run's measured window into run/bench/<scenario>-<run>-<server>.jfr (read with `jfr print` or JMC).
 # SHINE_BENCH_CONFIG adds top-level members to every server's config (e.g. '"delivery": {"maxInFlightPerDestination": 64}',
 # which config loading merges over the defaults), for experiments; the standard set runs the §11 defaults.
@@ -45,7 +46,7 @@ ABUSE_END_MARK='<!-- bench.sh:abuse:end -->'
 
 runs=1
 seconds=20
-warmup=5
+warmup=""
 only=""
 warm=0
 keep_db=0
@@ -69,6 +70,10 @@ while [ $# -gt 0 ]; do
 done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "--runs takes a positive number"
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || die "--seconds takes a positive number"
+if [ -z "$warmup" ]; then
+  warmup=3
+  [ "$warm" = 1 ] && warmup=40
+fi
 [[ "$warmup" =~ ^[0-9]+$ ]] || die "--warmup takes a number"
 [ -z "$before_jar" ] || [ -f "$before_jar" ] || die "--before-jar: no file $before_jar"
 
@@ -349,7 +354,6 @@ record_window() {
 started_at=$(date -u '+%Y-%m-%d %H:%M UTC')
 rows=()
 abuse_rows=()
-current=""
 builds=(after)
 [ -n "$before_jar" ] && builds=(before after)
 for scenario in "${scenarios[@]}"; do
@@ -359,13 +363,12 @@ for scenario in "${scenarios[@]}"; do
     build_label="target/ ($(commit_of))"
     [ "$build" = before ] && build_label="$before_jar (before)"
     for run in $(seq 1 "$runs"); do
-      if [ "$warm" = 0 ] || [ "$current" != "$topology/$build" ]; then
-        stop_servers
-        start_servers "$topology"
-        current="$topology/$build"
-      fi
+      # fresh JVMs on fresh databases for every run: a run never inherits the JIT or the rows of another
+      stop_servers
+      start_servers "$topology"
       label="$scenario"
-      [ "$runs" -gt 1 ] && label="$scenario #$run"
+      [ "$warm" = 1 ] && label="$scenario warm"
+      [ "$runs" -gt 1 ] && label="$label #$run"
       stem="$scenario-$run"
       if [ "${#builds[@]}" -gt 1 ]; then
         label="$label ($build)"
@@ -398,9 +401,7 @@ for scenario in "${scenarios[@]}"; do
           rows+=("$(row "$label" "$load" "$line")")
         fi
       fi
-      if [ "$warm" = 0 ]; then
-        stop_servers
-      fi
+      stop_servers
     done
   done
 done
