@@ -6,9 +6,11 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Which of the engine's attempts runs next (PROTOCOL §7.5 and the peer budget of §13): at most {@code maxRunning}
@@ -23,6 +25,10 @@ import java.util.Map;
  * <p>An attempt's destinations are known only once its recipient's routes are read, which it does holding a running
  * place: {@link #enter} admits it by its sender, {@link #toward} then by its destinations (giving back its places
  * and waiting in a line if one is full), and {@link #finished} gives back everything it holds, whatever the outcome.
+ * A destination's place counts a call in flight (PROTOCOL §13), not the whole attempt: {@link #calling} marks the
+ * call made, {@link #answered} gives that place back when its call is over (answered, refused or timed out), so the
+ * next attempt calls while this one records its outcome; a call still out when its attempt finishes (the other
+ * route answered first) keeps its place until it is over.
  * Futures complete after the budget's state is settled (never in the middle of a change), on the caller's thread.
  * Confined to one event loop.
  */
@@ -78,19 +84,41 @@ final class AttemptBudget {
       for (String url : distinct) {
         key(destinations, url, perDestination).holding++;
       }
-      ticket.destinations = distinct;
+      ticket.destinations = new ArrayList<>(distinct);
       return Future.succeededFuture(ticket);
     }
     ticket.admitted = Promise.promise();
     giveBack(ticket);
-    ticket.destinations = distinct;
+    ticket.destinations = new ArrayList<>(distinct);
     park(ticket, full);
     startReady();
     complete();
     return ticket.admitted.future();
   }
 
-  /** The attempt of {@code ticket} is over (whatever its outcome): its places go to those waiting. */
+  /** The running {@code ticket} has a call out towards {@code url}: its place there is held until {@link #answered}. */
+  void calling(Ticket ticket, String url) {
+    if (ticket.destinations != null && ticket.destinations.contains(url)) {
+      ticket.calling.add(url);
+    }
+  }
+
+  /** The call of {@code ticket} towards {@code url} is over: its place there goes to those waiting. */
+  void answered(Ticket ticket, String url) {
+    if (!ticket.calling.remove(url) || !ticket.destinations.remove(url)) {
+      return;
+    }
+    Key key = destinations.get(url);
+    key.holding--;
+    wake(key);
+    startReady();
+    complete();
+  }
+
+  /**
+   * The attempt of {@code ticket} is over (whatever its outcome): its places go to those waiting, but for a
+   * destination whose call is still out ({@link #answered} gives that one back).
+   */
   void finished(Ticket ticket) {
     giveBack(ticket);
     startReady();
@@ -192,8 +220,12 @@ final class AttemptBudget {
     freed.add(senders.get(ticket.sender));
     if (ticket.destinations != null) {
       for (String url : ticket.destinations) {
-        freed.add(destinations.get(url));
+        if (!ticket.calling.contains(url)) {
+          freed.add(destinations.get(url));
+        }
       }
+      // what is left is held by calls still out; answered() gives each back
+      ticket.destinations.removeIf(url -> !ticket.calling.contains(url));
     }
     for (Key key : freed) {
       key.holding--;
@@ -251,6 +283,8 @@ final class AttemptBudget {
   static final class Ticket {
     private final String sender;
     private List<String> destinations;
+    /** Destinations this attempt has a call out to (each keeps its place until the call is over). */
+    private final Set<String> calling = new HashSet<>(2);
     private Promise<Ticket> admitted = Promise.promise();
     private boolean running;
     private boolean holdsKeys;

@@ -116,7 +116,7 @@ public final class DeliveryEngine {
         .compose(v -> budget.toward(ticket, remoteUrls(recipient.result())))
         .compose(admitted -> siblingSaysDelivered(task, sender.result()))
         .compose(siblingDelivered -> siblingDelivered ? Future.succeededFuture(true)
-            : callRoutes(task, recipient.result()))
+            : callRoutes(ticket, task, recipient.result()))
         .recover(failure -> {
           if (failure == AttemptBudget.TURNED_AWAY) {
             return Future.failedFuture(failure);
@@ -158,15 +158,22 @@ public final class DeliveryEngine {
         .filter(r -> user.servedBy(config.serverLogin()));
   }
 
-  private Future<Boolean> callRoutes(DeliveryTask task, StoredUser recipient) {
+  /** Every route at once; each remote call holds its destination's place of the budget until it is over. */
+  private Future<Boolean> callRoutes(AttemptBudget.Ticket ticket, DeliveryTask task, StoredUser recipient) {
     List<Future<?>> calls = new ArrayList<>(2);
+    String incomingB64 = null;
     for (UserCard.Route route : recipient.routes()) {
       if (route.serverLogin().equals(config.serverLogin())) {
         calls.add(storeHere(task));
       } else {
+        if (incomingB64 == null) {
+          incomingB64 = Base64.getEncoder().encodeToString(task.incomingBlob());
+        }
+        budget.calling(ticket, route.url());
         calls.add(peers.call(route.url(), Ops.RECEIVE_INCOMING_MESSAGE, frames.object()
-                .put("incomingBlobB64", Base64.getEncoder().encodeToString(task.incomingBlob()))
+                .put("incomingBlobB64", incomingB64)
                 .put("sourceServerLogin", config.serverLogin()))
+            .onComplete(ar -> budget.answered(ticket, route.url()))
             .onFailure(failure -> LOG.debug("route refused or unreachable [outgoingKey: {}, route: {}]: {}",
                 task.statusKey(), route.serverLogin(), failure.getMessage())));
       }

@@ -85,6 +85,58 @@ class AttemptBudgetTest {
   }
 
   @Test
+  @DisplayName("a destination's place counts a call in flight: once the call is over the next attempt calls, while"
+      + " the first still records its outcome")
+  void placeFreedWhenTheCallIsOver() {
+    AttemptBudget budget = new AttemptBudget(4, 10, 1, 10);
+    Ticket first = budget.enter("alice").result();
+    budget.toward(first, List.of(HONEST)).result();
+    budget.calling(first, HONEST);
+    Ticket second = budget.enter("bob").result();
+    Future<Ticket> waits = budget.toward(second, List.of(HONEST));
+    assertThat(waits.isComplete()).as("one call in flight fills a destination of one place").isFalse();
+
+    budget.answered(first, HONEST);
+
+    assertThat(waits.succeeded()).as("the answer frees the place before the first attempt finishes").isTrue();
+    assertThat(budget.holdingTowards(HONEST)).isEqualTo(1);
+    assertThat(budget.running()).as("the first attempt still runs (it records its outcome)").isEqualTo(2);
+    budget.answered(first, HONEST);
+    assertThat(budget.holdingTowards(HONEST)).as("a second answer of the same call gives nothing back").isEqualTo(1);
+    budget.finished(first);
+    budget.finished(second);
+    assertNothingHeld(budget);
+  }
+
+  @Test
+  @DisplayName("a call still out when its attempt finishes (the other route answered first) keeps its place until"
+      + " it is over")
+  void callOutlivesItsAttempt() {
+    AttemptBudget budget = new AttemptBudget(4, 10, 1, 10);
+    Ticket first = budget.enter("alice").result();
+    budget.toward(first, List.of(HONEST, OTHER)).result();
+    budget.calling(first, HONEST);
+    budget.calling(first, OTHER);
+    budget.answered(first, HONEST);
+
+    budget.finished(first);
+
+    assertThat(budget.running()).isZero();
+    assertThat(budget.holding("alice")).isZero();
+    assertThat(budget.holdingTowards(HONEST)).isZero();
+    assertThat(budget.holdingTowards(OTHER)).as("the slow call still holds its place").isEqualTo(1);
+    Ticket second = budget.enter("bob").result();
+    Future<Ticket> waits = budget.toward(second, List.of(OTHER));
+    assertThat(waits.isComplete()).isFalse();
+
+    budget.answered(first, OTHER);
+
+    assertThat(waits.succeeded()).isTrue();
+    budget.finished(second);
+    assertNothingHeld(budget);
+  }
+
+  @Test
   @DisplayName("an attempt to two servers waits until both have room, and then holds a place at each")
   void twoDestinations() {
     AttemptBudget budget = new AttemptBudget(4, 10, 1, 10);
