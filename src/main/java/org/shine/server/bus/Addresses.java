@@ -65,6 +65,12 @@ public final class Addresses {
    * (PROTOCOL §7.6): the accepted rows routed to it get an extra attempt.
    */
   public static final String PEER_UP = "peer.up";
+  /**
+   * Published to every node of the deployment (the cluster's bus), with a serverLogin, by a node that authenticated a
+   * server session of that server (PROTOCOL §7.6: a peer heard from is up): each node dials it at once where it has it
+   * down. Header {@code node} names the publishing node, which has done so already.
+   */
+  public static final String PEER_HEARD = "peer.heard";
   /** This node's peer connections as the admin API shows them (any body; local request, {@code PeerStatus.All}). */
   public static final String PEER_STATUS = "peer.status";
   /**

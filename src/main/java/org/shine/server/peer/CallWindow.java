@@ -40,8 +40,8 @@ final class CallWindow {
     /** The socket holds more than the write bound unsent after this call. */
     void unread(WebSocket ws, String op, ObjectNode payload, long unsentBytes);
 
-    /** A call was answered ({@code probe}: it was the connection's probe). */
-    void answered(boolean probe);
+    /** A call of {@code op} was answered ({@code probe}: it was the connection's probe). */
+    void answered(String op, boolean probe);
   }
 
   private final Vertx vertx;
@@ -109,7 +109,7 @@ final class CallWindow {
         sendWaiting();
       }
     });
-    pending.put(requestId, new Pending(ws, promise, timer, probe));
+    pending.put(requestId, new Pending(ws, op, promise, timer, probe));
     String text = frame.toString();
     int bytes = text.length();
     unsentBytes += bytes;
@@ -156,7 +156,7 @@ final class CallWindow {
       return;
     }
     vertx.cancelTimer(call.timer);
-    listener.answered(call.probe);
+    listener.answered(call.op, call.probe);
     sendWaiting();
     int status = frame.path("status").asInt();
     if (status == Status.OK) {
@@ -209,7 +209,7 @@ final class CallWindow {
         op + " to " + url + " timed out" + (timeoutMs > 0 ? " after " + timeoutMs + " ms" : " waiting to be sent"));
   }
 
-  private record Pending(WebSocket ws, Promise<JsonNode> promise, long timer, boolean probe) {
+  private record Pending(WebSocket ws, String op, Promise<JsonNode> promise, long timer, boolean probe) {
   }
 
   private record Waiting(String op, ObjectNode payload, long deadlineMs, Promise<JsonNode> promise) {

@@ -13,6 +13,7 @@ import org.shine.server.config.AppConfig.PeerProtocol;
 import org.shine.server.egress.EgressResolver;
 import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.protocol.ErrorCode;
+import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Backoff;
@@ -33,8 +34,11 @@ import org.slf4j.LoggerFactory;
  * reported ({@code onReturn}) so that the rows waiting for this peer get an extra attempt. PROTOCOL §13: a peer whose
  * last {@link CallLimits#timeoutsToDown()} calls timed out, or whose socket holds more than
  * {@link CallLimits#writeQueueBytes()} unsent (the socket is then closed), is down the same way, and stays down
- * across reconnects until a {@link PeerProbe} is answered. Confined to one event loop. Over 350 lines for a reason:
- * what stands alone is already out ({@link CallWindow}, {@link SessionLogin}, {@link PeerProbe}, {@code Backoff}),
+ * across reconnects until a {@link PeerProbe} is answered, or until an answer to any other call but a login comes.
+ * A peer heard from ({@link #heardFrom()}: its server session to this node was authenticated) is dialed, or probed,
+ * at once instead of after the backoff, at most once per {@value #HEARD_FROM_INTERVAL_MS} ms
+ * ({@link HeardFromPacing}). Confined to one event loop. Over 400 lines for a reason: what stands alone is already
+ * out ({@link CallWindow}, {@link SessionLogin}, {@link PeerProbe}, {@link HeardFromPacing}, {@code Backoff}),
  * and the dial, the reconnect loop and the probe loop that remain all read and write the same state ({@code socket},
  * {@code connecting}, {@code down}, {@code lastError}, the peer-up metric), so splitting them would pass that state
  * back and forth instead of owning it once.
@@ -44,6 +48,11 @@ final class PeerConnection {
   private static final long BACKOFF_START_MS = 250;
   /** PROTOCOL §7.6: a server that comes back is noticed within this (plus jitter below it). */
   static final long BACKOFF_MAX_MS = 5_000;
+  /**
+   * PROTOCOL §7.6: hearing from a peer cuts the wait of a dial or probe towards it at most this often, so a peer that
+   * logs in in a loop cannot make this node dial it in a loop.
+   */
+  static final long HEARD_FROM_INTERVAL_MS = 1_000;
 
   private final Vertx vertx;
   private final WebSocketClient client;
@@ -61,12 +70,17 @@ final class PeerConnection {
   private final SessionLogin session;
   private final PeerProbe probe;
   private long probeTimer = -1;
+  private long probeDueNanos;
   private WebSocket socket;
   private Future<WebSocket> connecting;
   private final Backoff reconnects = Backoff.retries(BACKOFF_START_MS, BACKOFF_MAX_MS);
   /** Why the last connect, login or connection failed (null: nothing failed since the last success). */
   private String lastError;
   private long reconnectTimer = -1;
+  private long reconnectDueNanos;
+  private final HeardFromPacing heard = new HeardFromPacing(HEARD_FROM_INTERVAL_MS, System::nanoTime);
+  /** The peer was heard from while a dial was under way: if that dial fails, the next one is not left to backoff. */
+  private boolean heardWhileDialing;
   private long lastUsedNanos = System.nanoTime();
   private boolean closed;
   /** A connect failed and no connection has opened since: calls fail at once while the reconnect loop runs. */
@@ -100,9 +114,10 @@ final class PeerConnection {
       }
 
       @Override
-      public void answered(boolean wasProbe) {
+      public void answered(String op, boolean wasProbe) {
         probe.answered();
-        if (wasProbe) {
+        // an answer to a call of ours, not to our login (a tarpit completes those): the peer takes calls again
+        if (wasProbe || !Ops.SERVER_AUTH_CHALLENGE.equals(op) && !Ops.SERVER_AUTH_LOGIN.equals(op)) {
           answersAgain();
         }
       }
@@ -267,7 +282,14 @@ final class PeerConnection {
               : new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
                   "peer " + url + " is unreachable: " + failure.getMessage()));
         })
-        .onComplete(ar -> connecting = null);
+        .onComplete(ar -> {
+          connecting = null;
+          boolean dialAgain = ar.failed() && heardWhileDialing;
+          heardWhileDialing = false;
+          if (dialAgain) {
+            heardFrom();
+          }
+        });
     return connecting;
   }
 
@@ -324,12 +346,62 @@ final class PeerConnection {
       return;
     }
     reconnects.failed(System.nanoTime());
-    reconnectTimer = vertx.setTimer(reconnects.jitteredDelayMs(), id -> {
+    reconnectIn(reconnects.jitteredDelayMs());
+  }
+
+  private void reconnectIn(long delayMs) {
+    reconnectDueNanos = System.nanoTime() + delayMs * 1_000_000L;
+    reconnectTimer = vertx.setTimer(Math.max(1, delayMs), id -> {
       reconnectTimer = -1;
       if (!closed && socket == null && connecting == null) {
         connect();
       }
     });
+  }
+
+  /**
+   * PROTOCOL §7.6: the peer was heard from (its server session to this node was authenticated), so what waits for
+   * its backoff goes now — the dial of a connection without a socket, or the probe of a peer held down on one —
+   * paced by {@link HeardFromPacing}: when the last such move was less than {@value #HEARD_FROM_INTERVAL_MS} ms ago,
+   * it goes once that interval is over, or at its own time if that is sooner. A dial under way that fails is followed
+   * by one such move. The connection that opens (the probe that is answered) makes the peer up as any does, and so
+   * gives the rows waiting for it their extra attempt. Nothing else changes: a connected peer that answers is up.
+   */
+  void heardFrom() {
+    if (closed) {
+      return;
+    }
+    if (connecting != null) {
+      heardWhileDialing = true;
+    } else if (socket == null && reconnectTimer >= 0) {
+      long waitMs = heard.heard(pendingMs(reconnectDueNanos));
+      if (waitMs >= 0) {
+        vertx.cancelTimer(reconnectTimer);
+        reconnectTimer = -1;
+        LOG.debug("peer heard from: dialing it in {} ms instead of after the backoff [url: {}]", waitMs, url);
+        if (waitMs == 0) {
+          connect();
+        } else {
+          reconnectIn(waitMs);
+        }
+      }
+    } else if (socket != null && probeTimer >= 0) {
+      long waitMs = heard.heard(pendingMs(probeDueNanos));
+      if (waitMs >= 0) {
+        vertx.cancelTimer(probeTimer);
+        probeTimer = -1;
+        LOG.debug("peer heard from: probing it in {} ms instead of after the backoff [url: {}]", waitMs, url);
+        if (waitMs == 0) {
+          sendProbe();
+        } else {
+          probeIn(waitMs);
+        }
+      }
+    }
+  }
+
+  private static long pendingMs(long dueNanos) {
+    return Math.max(0, (dueNanos - System.nanoTime()) / 1_000_000L);
   }
 
   /**
@@ -352,16 +424,25 @@ final class PeerConnection {
     if (closed || probeTimer >= 0 || !probe.holdsDown()) {
       return;
     }
-    probeTimer = vertx.setTimer(Backoff.jitter(probe.nextDelayMs()), id -> {
+    probeIn(Backoff.jitter(probe.nextDelayMs()));
+  }
+
+  private void probeIn(long delayMs) {
+    probeDueNanos = System.nanoTime() + delayMs * 1_000_000L;
+    probeTimer = vertx.setTimer(Math.max(1, delayMs), id -> {
       probeTimer = -1;
-      if (!closed && probe.holdsDown() && socket != null) {
-        LOG.debug("probing a peer that left calls unanswered [url: {}, op: {}]", url, probe.op());
-        calls.send(socket, probe.op(), probe.payload(), callTimeoutMs, true).onFailure(failure -> scheduleProbe());
-      }
+      sendProbe();
     });
   }
 
-  /** A probe was answered: the peer is up again, and the rows waiting for it get their extra attempt. */
+  private void sendProbe() {
+    if (!closed && probe.holdsDown() && socket != null) {
+      LOG.debug("probing a peer that left calls unanswered [url: {}, op: {}]", url, probe.op());
+      calls.send(socket, probe.op(), probe.payload(), callTimeoutMs, true).onFailure(failure -> scheduleProbe());
+    }
+  }
+
+  /** A call of ours was answered: a peer held down is up again, and the rows waiting for it get an extra attempt. */
   private void answersAgain() {
     if (!probe.holdsDown()) {
       return;

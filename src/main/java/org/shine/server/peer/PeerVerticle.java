@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.UUID;
 import java.util.stream.Collectors;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
@@ -30,6 +31,7 @@ import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
+import org.shine.server.util.PerKeyRate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +43,9 @@ import org.slf4j.LoggerFactory;
  * opens it asks the directory to re-announce the cards of the users served here
  * ({@link Addresses#DIRECTORY_REANNOUNCE}: the peer may learn this server's URL from them, and then accept its
  * login); each time a server session opens it publishes {@link Addresses#PEER_CONNECTED} (sync pulls); when a
- * peer that was down answers again it publishes {@link Addresses#PEER_UP} (extra attempts, PROTOCOL §7.6). The table
+ * peer that was down answers again it publishes {@link Addresses#PEER_UP} (extra attempts, PROTOCOL §7.6). A peer
+ * heard from (its server session to this node authenticated, or to another node of the deployment:
+ * {@link Addresses#PEER_HEARD}) is dialed at once where it is down ({@link PeerConnection#heardFrom()}). The table
  * holds at most {@code maxConnections} connections; when it is full, the least recently used route connection that
  * is down or idle is closed for a new one, and a live, busy one never is (PROTOCOL §13; configured peers stay).
  */
@@ -54,6 +58,11 @@ public final class PeerVerticle extends VerticleBase {
   public static final int MAX_CONNECTIONS = 10_000;
   private static final long ROUTED_URL_TTL_NANOS = 10_000_000_000L;
   private static final DeliveryOptions LOCAL = new DeliveryOptions().setLocalOnly(true);
+  private static final String NODE_HEADER = "node";
+  /** This node among the deployment's, for {@link Addresses#PEER_HEARD}. */
+  private final String nodeId = UUID.randomUUID().toString();
+  /** Other nodes are told of a server heard from at most once a second per server. */
+  private final PerKeyRate heardTold = new PerKeyRate(1, 1_000_000_000L, MAX_CONNECTIONS, System::nanoTime);
   private final AppConfig config;
   private final ServerIdentity identity;
   private final SignatureVerifier verifier;
@@ -124,7 +133,15 @@ public final class PeerVerticle extends VerticleBase {
     return Future.all(List.of(
         BusReplies.serve(bus, Addresses.PEER_REQUEST, this::call),
         BusReplies.<ServerLoginCheck, Boolean>serve(bus, Addresses.PEER_VERIFY_LOGIN,
-            check -> peerKeys.verify(check).map(v -> Boolean.TRUE)),
+            check -> peerKeys.verify(check).map(v -> {
+              heardHere(check.serverLogin());
+              return Boolean.TRUE;
+            })),
+        bus.<String>consumer(Addresses.PEER_HEARD, m -> {
+          if (!nodeId.equals(m.headers().get(NODE_HEADER))) {
+            heardFrom(m.body());
+          }
+        }).completion(),
         BusReplies.serve(bus, Addresses.PEER_STATUS, any -> Future.succeededFuture(status()))));
   }
 
@@ -147,6 +164,27 @@ public final class PeerVerticle extends VerticleBase {
             .onComplete(ar -> metrics.peerCall(c.serverLogin(), request.op(), outcome(ar.cause()),
                 System.nanoTime() - start)))
         .map(PeerResponse::new);
+  }
+
+  /**
+   * PROTOCOL §7.6: {@code serverLogin} has just proved itself to this node (its login verified with its key, over a
+   * challenge of ours), so it is up: this node's connections to it dial now, and the deployment's other nodes are
+   * told (at most once a second per server), before the login is answered.
+   */
+  private void heardHere(String serverLogin) {
+    heardFrom(serverLogin);
+    if (heardTold.tryAcquire(serverLogin) == PerKeyRate.Grant.GRANTED) {
+      vertx.eventBus().publish(Addresses.PEER_HEARD, serverLogin, new DeliveryOptions().addHeader(NODE_HEADER, nodeId));
+    }
+  }
+
+  /** Each connection of this node to {@code serverLogin} that waits for its backoff goes now (paced by each). */
+  private void heardFrom(String serverLogin) {
+    for (PeerConnection connection : connections.values()) {
+      if (connection.serverLogin().equals(serverLogin)) {
+        connection.heardFrom();
+      }
+    }
   }
 
   private static PeerCallOutcome outcome(Throwable failure) {

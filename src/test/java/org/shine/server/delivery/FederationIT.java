@@ -84,6 +84,8 @@ class FederationIT {
   @Test
   @DisplayName("(a) both recipient servers up: delivered in the response, and bob's sessions on both get it")
   void bothRecipientServersUp() {
+    // s1's own view of s3 and s4, not luck: an earlier test's timeouts may have left one down until its probe
+    world.awaitPeersUp(s1, s3, s4);
     TestUser alice = user("alice");
     TestUser bob = user("bob");
     alice.publish(vertx, TestWorld.routes(s1), 1, s1.url(), s3.url(), s4.url());

@@ -4,13 +4,20 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
@@ -134,20 +141,74 @@ public final class TestWorld implements AutoCloseable {
   }
 
   /**
+   * Starts {@code serverLogins} at the same moment, each on a thread of its own, with the config each had (or this
+   * world's), on its own database and port: as an operator starts a federation's servers together. Returns once
+   * every one listens; a server that fails to start fails this after the others were kept (closed at the end).
+   */
+  public TestServer[] serversTogether(String... serverLogins) {
+    List<Callable<TestServer>> starts = new ArrayList<>();
+    for (String login : serverLogins) {
+      Site site = site(login);
+      if (site.running != null && !site.running.closed()) {
+        throw new IllegalStateException(login + " is running");
+      }
+      var db = database(login).config();
+      ObjectNode withPeers = withPeers(login, site.config);
+      int port = site.port;
+      Clock serverClock = clock;
+      starts.add(() -> TestServer.start(login, db, serverClock, withPeers, port));
+    }
+    ExecutorService threads = Executors.newFixedThreadPool(serverLogins.length);
+    try {
+      List<Future<TestServer>> started = threads.invokeAll(starts);
+      TestServer[] servers = new TestServer[serverLogins.length];
+      RuntimeException failure = null;
+      for (int i = 0; i < serverLogins.length; i++) {
+        try {
+          servers[i] = opened.keep(started.get(i).get());
+          site(serverLogins[i]).running = servers[i];
+        } catch (ExecutionException e) {
+          failure = failure != null ? failure : new IllegalStateException(serverLogins[i] + " did not start",
+              e.getCause());
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
+      return servers;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    } finally {
+      threads.shutdown();
+    }
+  }
+
+  /**
    * Waits until every one of {@code servers} holds an authenticated connection to each of the others: a server that
    * started before its peers has them down in its reconnect loop for a few seconds, and its first calls would fail.
    */
   public void awaitSessions(TestServer... servers) {
     for (TestServer server : servers) {
-      for (TestServer other : servers) {
-        if (other == server) {
-          continue;
-        }
-        Eventually.until(server.serverLogin() + " has a server session with " + other.serverLogin(), 30_000,
-            () -> BusReplies.<PeerStatus.All>request(server.vertx().eventBus(), Addresses.PEER_STATUS, "").await()
-                .peers().stream().anyMatch(p -> p.url().equals(other.url()) && p.authenticated() && !p.down()));
-      }
+      awaitPeersUp(server, Arrays.stream(servers).filter(other -> other != server).toArray(TestServer[]::new));
     }
+  }
+
+  /**
+   * Waits until {@code server}'s own view of each of {@code peers} is up: connected, logged in (the peer accepted its
+   * server session) and not down, so that its calls towards them go out at once.
+   */
+  public void awaitPeersUp(TestServer server, TestServer... peers) {
+    for (TestServer other : peers) {
+      Eventually.until(server.serverLogin() + " has a server session with " + other.serverLogin(), 30_000,
+          () -> peerStatus(server, other).map(p -> p.authenticated() && !p.down()).orElse(false));
+    }
+  }
+
+  /** {@code server}'s connection to {@code peer} as its admin API shows it (empty: it has none). */
+  public static Optional<PeerStatus> peerStatus(TestServer server, TestServer peer) {
+    return BusReplies.<PeerStatus.All>request(server.vertx().eventBus(), Addresses.PEER_STATUS, "").await()
+        .peers().stream().filter(p -> p.url().equals(peer.url())).findFirst();
   }
 
   /** {@code overridesJson} with {@code peers} set to every other server of this world, unless it names its own. */
