@@ -73,7 +73,7 @@ final class SyncPageBench {
 
   /** Incoming copies for the owners, unsynced, through the product's write statement. */
   private static void writePending(Vertx vertx, Pool pool, int pending, int owners) {
-    DmRepository copies = new DmRepository(pool);
+    DmRepository copies = new DmRepository(pool, SELF);
     for (int from = 0; from < pending; from += WRITE_BATCH) {
       List<CopyWrite> batch = new ArrayList<>();
       for (int i = from; i < Math.min(pending, from + WRITE_BATCH); i++) {
