@@ -33,14 +33,15 @@ final class SyncPageBench {
 
   static int run(long synced, int pending, int owners, int limit, int rounds, String name) {
     AppConfig.Db defaults = ConfigLoader.parse("{}", System.getenv()).db();
-    // no statement timeout: the bulk inserts of a million items take longer than a request may
+    // one connection, so that its buffer counts are the pages' own; no statement timeout: the bulk inserts of a
+    // million items take longer than a request may
     AppConfig.Db db = new AppConfig.Db(defaults.host(), defaults.port(), name, defaults.user(), defaults.password(),
-        defaults.poolSize(), defaults.connectTimeoutMs(), 0);
+        1, defaults.connectTimeoutMs(), 0);
     Vertx vertx = Vertx.vertx();
     try {
       Database.prepare(vertx, db).await();
       Pool pool = Database.sharedPool(vertx, db);
-      pool.query("TRUNCATE user_card, user_access_servers_current, sync_outbox, dm_message, user_setting")
+      pool.query("TRUNCATE user_card, user_access_servers_current, sync_outbox, sync_queue, dm_message, user_setting")
           .execute().await();
       System.out.printf(Locale.ROOT, "%d owners on %s and %s, %d synced items, %d pending...%n", owners, SELF,
           SIBLING, synced, pending);
@@ -57,13 +58,16 @@ final class SyncPageBench {
           + " SELECT 'u' || (g % $2), 2, 'h' || g, 0, true, 0 FROM generate_series(1, $1) g")
           .execute(Tuple.of(synced, owners)).await();
       writePending(vertx, pool, pending, owners);
-      pool.query("ANALYZE").execute().await();
+      pool.query("VACUUM ANALYZE").execute().await();
       SyncRepository outbox = new SyncRepository(pool, SELF);
+      long buffers = buffers(pool);
       Histogram dm = time(rounds, () -> outbox.dmPage(SIBLING, 0, limit).map(List::size),
           Math.min(pending, limit));
+      long dmBuffers = buffers(pool) - buffers;
       Histogram settings = time(rounds, () -> outbox.settingsPage(SIBLING, 0, limit).map(List::size), 0);
-      report("DM page", limit, synced, pending, owners, rounds, dm);
-      report("settings page (none pending)", limit, synced, pending, owners, rounds, settings);
+      long settingsBuffers = buffers(pool) - buffers - dmBuffers;
+      report("DM page", limit, synced, pending, owners, rounds, dm, dmBuffers);
+      report("settings page (none pending)", limit, synced, pending, owners, rounds, settings, settingsBuffers);
       pool.close().await();
       return 0;
     } finally {
@@ -84,6 +88,17 @@ final class SyncPageBench {
     }
   }
 
+  /**
+   * The buffers this database's backends have read or found in the cache so far: the connection's own counts are
+   * flushed first, so the difference of two readings is what the statements between them touched (a cost the load of
+   * the machine does not change).
+   */
+  private static long buffers(Pool pool) {
+    pool.query("SELECT pg_stat_force_next_flush()").execute().await();
+    return pool.query("SELECT blks_hit + blks_read FROM pg_stat_database WHERE datname = current_database()")
+        .execute().await().iterator().next().getLong(0);
+  }
+
   private static Histogram time(int rounds, Supplier<Future<Integer>> page, int expected) {
     Histogram micros = new Histogram(3);
     for (int round = 0; round < rounds; round++) {
@@ -98,10 +113,10 @@ final class SyncPageBench {
   }
 
   private static void report(String what, int limit, long synced, int pending, int owners, int rounds,
-      Histogram micros) {
+      Histogram micros, long buffers) {
     System.out.printf(Locale.ROOT, "%s (limit %d) beside %d synced items, %d pending, %d owners: median %.2f ms,"
-        + " min %.2f ms, p90 %.2f ms, max %.2f ms over %d rounds%n", what, limit, synced, pending, owners,
-        micros.getValueAtPercentile(50) / 1e3, micros.getMinValue() / 1e3, micros.getValueAtPercentile(90) / 1e3,
-        micros.getMaxValue() / 1e3, rounds);
+        + " min %.2f ms, p90 %.2f ms, max %.2f ms over %d rounds; %d buffers a page%n", what, limit, synced, pending,
+        owners, micros.getValueAtPercentile(50) / 1e3, micros.getMinValue() / 1e3,
+        micros.getValueAtPercentile(90) / 1e3, micros.getMaxValue() / 1e3, rounds, buffers / rounds);
   }
 }
