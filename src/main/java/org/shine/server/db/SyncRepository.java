@@ -34,7 +34,7 @@ public final class SyncRepository {
    * through their ctid, as the forward mark below: the cost follows the batch, never the backlog (a cached plan made
    * while the table was small could otherwise scan it).
    */
-  private static final String ACK =
+  static final String ACK =
       "WITH acked AS (DELETE FROM sync_queue q WHERE q.sibling = $1 AND q.settings = $4 AND q.sync_id = ANY($2::int8[])"
           + " AND " + SHARED + " RETURNING q.sync_id),"
           + " marked AS (UPDATE sync_outbox o SET synced = true"
@@ -46,7 +46,7 @@ public final class SyncRepository {
    * sync: its outbox item (type 1) is marked synced and its queue rows for the owner's current routes go, for a batch
    * of forwards at once, each row found by a key probe.
    */
-  private static final String MARK_FORWARDED =
+  static final String MARK_FORWARDED =
       "WITH items AS (SELECT x.ctid AS tid, x.sync_id, x.owner"
           + " FROM unnest($1::text[], $2::text[], $3::int8[]) AS f(owner, base_key, revision)"
           + " CROSS JOIN LATERAL (SELECT x.ctid, x.sync_id, x.owner FROM sync_outbox x WHERE x.owner = f.owner"
@@ -85,7 +85,7 @@ public final class SyncRepository {
    * each sibling now is owed what no sibling has yet (the unsynced items, through the partial index
    * sync_outbox_unsynced) — as the synced flag alone decided before there was a queue.
    */
-  private static final String FOLLOW_ROUTES =
+  static final String FOLLOW_ROUTES =
       "WITH gone AS (DELETE FROM sync_queue q WHERE q.owner = $1"
           + " AND NOT COALESCE(" + SyncQueueSql.shared("q.sibling", "$2") + ", false))"
           + SyncQueueSql.queue("SELECT sync_id, owner, item_type, item_key, created_at_ms FROM sync_outbox"
