@@ -220,7 +220,9 @@ public final class DirectoryService {
       Future<Void> admitted = current.isPresent() ? Future.succeededFuture() : admit(conn, command);
       return admitted.compose(v -> claimRoutes(conn, card))
           .compose(v -> repository.store(conn, card, publicKey, cardJson, clock.millis()))
-          .compose(v -> outbox.followRoutes(conn, card.login()))
+          // the sync queue follows the user's servers (PROTOCOL §8); a card that keeps them costs it nothing
+          .compose(serversChanged -> serversChanged ? outbox.followRoutes(conn, card.login())
+              : Future.<Void>succeededFuture())
           .map(v -> new PublishResult(card.login(), card.version(), true));
     })).onSuccess(result -> {
       if (result.changed()) {
