@@ -81,13 +81,18 @@ public final class Database {
     return options;
   }
 
-  /** Makes sure the database exists and carries the current schema. */
+  /** Makes sure a fresh database of a test or tool exists and carries the current schema (see {@link Migrator}). */
   public static Future<Void> prepare(Vertx vertx, AppConfig.Db db) {
+    return prepare(vertx, db, null);
+  }
+
+  /** Makes sure the database of {@code serverLogin} exists and carries the current schema. */
+  public static Future<Void> prepare(Vertx vertx, AppConfig.Db db, String serverLogin) {
     return ensureDatabaseExists(vertx, db).compose(v -> {
       // migrations may rewrite big tables: no statement timeout for them
       Pool pool = PgBuilder.pool().with(poolOptions(1)).with(netOptions(db))
           .connectingTo(connectOptions(db, 0).setMetricsName(MIGRATION_METRICS_NAME)).using(vertx).build();
-      return new Migrator(pool).migrate().eventually(pool::close);
+      return new Migrator(pool, serverLogin).migrate().eventually(pool::close);
     });
   }
 

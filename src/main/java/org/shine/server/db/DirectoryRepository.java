@@ -8,8 +8,10 @@ import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import org.shine.server.model.StoredUser;
 import org.shine.server.model.UserCard;
 
@@ -26,7 +28,8 @@ public final class DirectoryRepository {
       "INSERT INTO user_card (login, public_key, version, card_json, updated_at_ms) VALUES ($1, $2, $3, $4, $5)"
           + " ON CONFLICT (login) DO UPDATE SET version = EXCLUDED.version, card_json = EXCLUDED.card_json,"
           + " updated_at_ms = EXCLUDED.updated_at_ms";
-  private static final String DELETE_ROUTES = "DELETE FROM user_access_servers_current WHERE login = $1";
+  private static final String DELETE_ROUTES =
+      "DELETE FROM user_access_servers_current WHERE login = $1 RETURNING server_login";
   private static final String INSERT_ROUTE =
       "INSERT INTO user_access_servers_current (login, position, server_login, url) VALUES ($1, $2, $3, $4)";
 
@@ -89,17 +92,26 @@ public final class DirectoryRepository {
     });
   }
 
-  /** Writes a newer card and replaces the user's routes, inside {@code conn}'s transaction. */
-  public Future<Void> store(SqlConnection conn, UserCard card, byte[] publicKey, String cardJson, long nowMs) {
-    Future<?> chain = conn.preparedQuery(UPSERT_CARD)
-        .execute(Tuple.of(card.login(), Buffer.buffer(publicKey), card.version(), cardJson, nowMs))
-        .compose(v -> conn.preparedQuery(DELETE_ROUTES).execute(Tuple.of(card.login())));
+  /**
+   * Writes a newer card and replaces the user's routes, inside {@code conn}'s transaction; answers whether the set of
+   * the user's servers changed (a URL alone does not count).
+   */
+  public Future<Boolean> store(SqlConnection conn, UserCard card, byte[] publicKey, String cardJson, long nowMs) {
+    Set<String> servers = new HashSet<>();
     List<Tuple> routes = new ArrayList<>();
     for (int i = 0; i < card.accessServers().size(); i++) {
       UserCard.Route route = card.accessServers().get(i);
+      servers.add(route.serverLogin());
       routes.add(Tuple.of(card.login(), (short) i, route.serverLogin(), route.url()));
     }
-    return chain.compose(v -> conn.preparedQuery(INSERT_ROUTE).executeBatch(routes)).mapEmpty();
+    return conn.preparedQuery(UPSERT_CARD)
+        .execute(Tuple.of(card.login(), Buffer.buffer(publicKey), card.version(), cardJson, nowMs))
+        .compose(v -> conn.preparedQuery(DELETE_ROUTES).execute(Tuple.of(card.login())))
+        .compose(old -> {
+          Set<String> before = new HashSet<>();
+          old.forEach(row -> before.add(row.getString(0)));
+          return conn.preparedQuery(INSERT_ROUTE).executeBatch(routes).map(v -> !before.equals(servers));
+        });
   }
 
   private static List<UserCard.Route> toRoutes(RowSet<Row> rows) {

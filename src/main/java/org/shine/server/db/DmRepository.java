@@ -27,7 +27,7 @@ import org.shine.server.model.StoredCopy;
 
 /**
  * SQL of the message store: {@code dm_message} copies, their {@code dm_delivery} rows, {@code sync_outbox}
- * items and the hub entries of the copies' events. Reads and writes take many copies at once so concurrent requests share one round trip.
+ * items with their {@code sync_queue} rows and the hub entries of the copies' events. Reads and writes take many copies at once so concurrent requests share one round trip.
  */
 public final class DmRepository {
   /*
@@ -45,7 +45,8 @@ public final class DmRepository {
   /*
    * One statement, hence one atomic transaction, for a whole batch: upsert the copies (a higher revision replaces
    * the stored one, anything else leaves it), then create the delivery row of every outgoing copy written, one
-   * outbox item per copy written and the hub entry of every copy written that carries one (HubQueueSql).
+   * outbox item per copy written, its sync queue rows when it is unsynced (SyncQueueSql) and the hub entry of every copy
+   * written that carries one (HubQueueSql).
    */
   private static final String STORE_COPIES =
       "WITH input AS ("
@@ -81,7 +82,10 @@ public final class DmRepository {
           + " SELECT w.owner, CASE WHEN w.direction = 2 THEN 1 ELSE 2 END, w.base_key, w.revision, i.synced, $11"
           + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key"
           + " ON CONFLICT (owner, item_type, item_key, revision) DO NOTHING"
+          + " RETURNING sync_id, owner, item_type, item_key, synced, created_at_ms"
           + ")"
+          + SyncQueueSql.queue("SELECT sync_id, owner, item_type, item_key, created_at_ms FROM outbox WHERE NOT synced",
+              "$18")
           + HubQueueSql.queue("SELECT i.owner AS login, i.hub_key AS event_key, i.hub_body AS body, i.ord"
               + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key"
               + " WHERE i.hub_body <> ''", "$11")
@@ -122,9 +126,12 @@ public final class DmRepository {
           + " ORDER BY l.created_at_ms DESC, p.peer LIMIT $3";
 
   private final Pool pool;
+  private final String self;
 
-  public DmRepository(Pool pool) {
+  /** {@code self}: this server's serverLogin (an unsynced copy is owed to its owner's other routes). */
+  public DmRepository(Pool pool, String self) {
     this.pool = Objects.requireNonNull(pool);
+    this.self = Objects.requireNonNull(self);
   }
 
   /** The stored copies among {@code keys}, with the delivery state of their stored revision where one exists. */
@@ -197,7 +204,7 @@ public final class DmRepository {
       hubBodies[i] = hub == null ? "" : hub.body();
     }
     Tuple params = Tuple.tuple(List.of(owners, baseKeys, directions, peers, createdAt, revisions, blobs, pairBlobs,
-        states, synced, nowMs, leases, attempts, nextAttempts, acceptedAt, hubKeys, hubBodies));
+        states, synced, nowMs, leases, attempts, nextAttempts, acceptedAt, hubKeys, hubBodies, self));
     return pool.preparedQuery(STORE_COPIES).execute(params).map(rows -> {
       Set<CopyKey> written = new HashSet<>();
       for (Row row : rows) {

@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Applies the versioned scripts of {@code db/migration} (listed in order in {@code index.txt}) exactly once each,
- * inside one transaction under an advisory lock so that nodes starting together never race.
+ * inside one transaction under an advisory lock so that nodes starting together never race. The scripts read this
+ * server's serverLogin as {@code current_setting('shine.server_login', true)} (empty when none is given: a fresh
+ * database of a test or tool).
  */
 public final class Migrator {
   private static final Logger LOG = LoggerFactory.getLogger(Migrator.class);
@@ -27,15 +29,25 @@ public final class Migrator {
   private static final Pattern NAME = Pattern.compile("V(\\d+)__([A-Za-z0-9_]+)\\.sql");
   private static final long LOCK_KEY = 0x5348694E45L;
   private final Pool pool;
+  private final String serverLogin;
 
+  /** Migrations for a fresh database, which owes nothing to any other server yet. */
   public Migrator(Pool pool) {
+    this(pool, null);
+  }
+
+  /** Migrations for the database of {@code serverLogin} (null: see {@link #Migrator(Pool)}). */
+  public Migrator(Pool pool, String serverLogin) {
     this.pool = pool;
+    this.serverLogin = serverLogin;
   }
 
   public Future<Void> migrate() {
     List<String> scripts = readResource("index.txt").lines().map(String::trim).filter(l -> !l.isEmpty()).toList();
     return pool.withTransaction(conn -> conn.query("SET LOCAL client_min_messages = warning").execute()
         .compose(v -> conn.preparedQuery("SELECT pg_advisory_xact_lock($1)").execute(Tuple.of(LOCK_KEY)))
+        .compose(v -> conn.preparedQuery("SELECT set_config('shine.server_login', $1, true)")
+            .execute(Tuple.of(serverLogin == null ? "" : serverLogin)))
         .compose(v -> conn.query("CREATE TABLE IF NOT EXISTS schema_migration (version int PRIMARY KEY,"
             + " name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())").execute())
         .compose(v -> conn.query("SELECT version FROM schema_migration").execute())

@@ -13,22 +13,20 @@ import java.util.Optional;
 
 /**
  * SQL of operating a node (PROTOCOL §12): the row counts behind the sampled gauges and the admin API's reads. The
- * counts read only partial indexes (accepted delivery rows, unsynced outbox items, unacknowledged hub events), so
- * their cost grows with the backlog, never with the history.
+ * counts read only backlogs (accepted delivery rows through a partial index, the sync queue, unacknowledged hub
+ * events), so their cost grows with the backlog, never with the history.
  */
 public final class OpsRepository {
   private static final String DELIVERY_COUNTS =
       "SELECT count(*) FILTER (WHERE next_attempt_at_ms <= $1), count(*) FROM dm_delivery WHERE state = 'accepted'";
   private static final String HUB_QUEUE_DEPTH = "SELECT count(*) FROM hub_queue WHERE NOT acked";
-  /* unsynced items of owners this server serves, counted once per other current route of the owner */
+  /* the queue's rows per sibling, of owners routed to both that sibling and this server */
   private static final String SYNC_LAG =
-      "SELECT other.server_login, count(*) FROM sync_outbox o"
-          + " JOIN user_access_servers_current mine ON mine.login = o.owner AND mine.server_login = $1"
-          + " JOIN user_access_servers_current other ON other.login = o.owner AND other.server_login <> $1"
-          + " WHERE NOT o.synced GROUP BY other.server_login";
+      "SELECT q.sibling, count(*) FROM sync_queue q WHERE " + SyncQueueSql.shared("q.sibling", "$1")
+          + " GROUP BY q.sibling";
   private static final String USER_LAG =
-      "SELECT other.server_login, count(o.sync_id) FROM user_access_servers_current other"
-          + " LEFT JOIN sync_outbox o ON o.owner = other.login AND NOT o.synced"
+      "SELECT other.server_login, count(q.sync_id) FROM user_access_servers_current other"
+          + " LEFT JOIN sync_queue q ON q.owner = other.login AND q.sibling = other.server_login"
           + " WHERE other.login = $1 AND other.server_login <> $2 GROUP BY other.server_login";
   private static final String DELIVERIES =
       "SELECT base_key, revision, owner, state, accepted_at_ms, attempts, next_attempt_at_ms, updated_at_ms"
@@ -55,12 +53,12 @@ public final class OpsRepository {
     return pool.preparedQuery(HUB_QUEUE_DEPTH).execute().map(rows -> rows.iterator().next().getLong(0));
   }
 
-  /** Unsynced outbox items this server ({@code self}) holds, per sibling server of their owners. */
+  /** Items this server ({@code self}) owes, per sibling server of their owners. */
   public Future<Map<String, Long>> syncLag(String self) {
     return pool.preparedQuery(SYNC_LAG).execute(Tuple.of(self)).map(OpsRepository::countsByServer);
   }
 
-  /** {@code login}'s unsynced outbox items per other current route (0 for a route with none). */
+  /** {@code login}'s items owed per other current route (0 for a route with none). */
   public Future<Map<String, Long>> unsyncedOf(String login, String self) {
     return pool.preparedQuery(USER_LAG).execute(Tuple.of(login, self)).map(OpsRepository::countsByServer);
   }

@@ -13,7 +13,8 @@ import org.shine.server.config.AppConfig;
 /**
  * SQL of user settings ({@code user_setting}, last writer wins): a user's reads and writes, and a sibling's writes
  * pulled by sync. Every write that lands also records its outbox item ({@code sync_outbox}, type
- * {@link SyncRepository#SETTING}) in the same statement: unsynced for a local write, synced for a sibling's.
+ * {@link SyncRepository#SETTING}) in the same statement: unsynced for a local write (with its {@code sync_queue} rows),
+ * synced for a sibling's.
  *
  * <p>Quotas per owner (PROTOCOL §13, {@code quotas.settingsCount} and {@code quotas.settingsBytes}, the bytes of keys
  * and values as stored): a write that would take the owner's count or bytes above its quota, and above what the owner
@@ -42,7 +43,9 @@ public final class SettingsRepository {
           + " updated_at_ms = GREATEST(EXCLUDED.updated_at_ms, LEAST(s.updated_at_ms, 9223372036854775806) + 1)"
           + " RETURNING owner, key, updated_at_ms),"
           + " outbox AS (INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms)"
-          + " SELECT owner, 5, key, updated_at_ms, false, $4 FROM written ON CONFLICT DO NOTHING)"
+          + " SELECT owner, 5, key, updated_at_ms, false, $4 FROM written ON CONFLICT DO NOTHING"
+          + " RETURNING sync_id, owner, item_type, item_key, created_at_ms)"
+          + SyncQueueSql.queue("SELECT sync_id, owner, item_type, item_key, created_at_ms FROM outbox", "$5")
           + " SELECT updated_at_ms FROM written";
   private static final String QUOTA_COUNT = "quotas.settingsCount";
   private static final String QUOTA_BYTES = "quotas.settingsBytes";
@@ -61,10 +64,13 @@ public final class SettingsRepository {
   static final int SYNCED_FACTOR = 2;
   private final Pool pool;
   private final AppConfig.Quotas quotas;
+  private final String self;
 
-  public SettingsRepository(Pool pool, AppConfig.Quotas quotas) {
+  /** {@code self}: this server's serverLogin (a local write is owed to its owner's other routes). */
+  public SettingsRepository(Pool pool, AppConfig.Quotas quotas, String self) {
     this.pool = Objects.requireNonNull(pool);
     this.quotas = Objects.requireNonNull(quotas);
+    this.self = Objects.requireNonNull(self);
   }
 
   /**
@@ -86,7 +92,7 @@ public final class SettingsRepository {
     return pool.withTransaction(conn -> usage(conn, owner, key, valueJson, Long.MAX_VALUE)
         .compose(usage -> {
           check(owner, usage, 1);
-          return conn.preparedQuery(SET_LOCAL).execute(Tuple.of(owner, key, valueJson, nowMs));
+          return conn.preparedQuery(SET_LOCAL).execute(Tuple.of(owner, key, valueJson, nowMs, self));
         })
         .map(rows -> rows.iterator().next().getLong(0)));
   }

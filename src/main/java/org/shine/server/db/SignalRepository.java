@@ -12,7 +12,7 @@ import org.shine.server.model.HubEntry;
 
 /**
  * SQL of read receipts and tombstones ({@code dm_signal}): storing one applies it to the owner's copy (read time,
- * deleted flag), adds the owner's outbox item and, for a reader's own receipt, the delivery row that carries it
+ * deleted flag), adds the owner's outbox item (with its sync queue rows when unsynced) and, for a reader's own receipt, the delivery row that carries it
  * to the original sender's servers, and the hub entry of its event when the owner polls — all in one statement.
  */
 public final class SignalRepository {
@@ -27,8 +27,11 @@ public final class SignalRepository {
           + " deleted AS (UPDATE dm_message m SET deleted = true FROM written w"
           + " WHERE w.kind = 4 AND m.owner = w.owner AND m.base_key || '|' || m.direction = w.ref),"
           + " outbox AS (INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms)"
-          + " SELECT owner, kind, signal_key, 0, $9, $8 FROM written ON CONFLICT DO NOTHING),"
-          + " delivery AS (INSERT INTO dm_delivery (base_key, revision, owner, state, accepted_at_ms, attempts,"
+          + " SELECT owner, kind, signal_key, 0, $9, $8 FROM written ON CONFLICT DO NOTHING"
+          + " RETURNING sync_id, owner, item_type, item_key, synced, created_at_ms)"
+          + SyncQueueSql.queue("SELECT sync_id, owner, item_type, item_key, created_at_ms FROM outbox WHERE NOT synced",
+              "$15")
+          + ", delivery AS (INSERT INTO dm_delivery (base_key, revision, owner, state, accepted_at_ms, attempts,"
           + " next_attempt_at_ms, lease_until_ms, updated_at_ms)"
           + " SELECT $10, 0, owner, 'accepted', $8, 0, $8, NULLIF($11::int8, 0), $8 FROM written WHERE $12"
           + " ON CONFLICT DO NOTHING)"
@@ -37,9 +40,12 @@ public final class SignalRepository {
           + " SELECT count(*) FROM written";
 
   private final Pool pool;
+  private final String self;
 
-  public SignalRepository(Pool pool) {
+  /** {@code self}: this server's serverLogin (an unsynced signal is owed to its owner's other routes). */
+  public SignalRepository(Pool pool, String self) {
     this.pool = Objects.requireNonNull(pool);
+    this.self = Objects.requireNonNull(self);
   }
 
   /** The stored bytes of a signal, if any. */
@@ -61,7 +67,7 @@ public final class SignalRepository {
     Tuple params = Tuple.tuple(Arrays.asList(owner, signal.key(), (short) signal.kind(), signal.author(),
         signal.ref(), signal.createdAtMs(), Buffer.buffer(signal.blob()), nowMs, synced,
         deliverAs == null ? "" : deliverAs, leaseUntilMs, deliverAs != null, hub == null ? "" : hub.eventKey(),
-        hub == null ? "" : hub.body()));
+        hub == null ? "" : hub.body(), self));
     return pool.preparedQuery(STORE).execute(params).map(rows -> {
       Row row = rows.iterator().next();
       return row.getLong(0) > 0;

@@ -4,15 +4,19 @@ import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
 /**
- * SQL of the two-server sync (PROTOCOL §8): outbox pages for a sibling, ACKs, resets and lag (the settings
- * themselves are {@link SettingsRepository}'s). A sibling only ever sees and ACKs items of owners whose current
- * routes list both it and this server (PROTOCOL §6a).
+ * SQL of the two-server sync (PROTOCOL §8): pages of the per-sibling queue ({@code sync_queue}), ACKs, the forward
+ * mark, resets, the queue's part of a route change, and lag (the settings themselves are {@link SettingsRepository}'s).
+ * An unsynced outbox item has one queue row per sibling it is owed to, written with the item ({@link SyncQueueSql})
+ * and deleted by that sibling's ACK; {@code sync_outbox.synced} says whether some sibling has the item. A sibling only
+ * ever sees and ACKs items of owners whose current routes list both it and this server (PROTOCOL §6a): checked per
+ * queue row, and the rows of a sibling an owner leaves are deleted with the route change ({@link #followRoutes}).
  */
 public final class SyncRepository {
   /** Item types of {@code sync_outbox}. */
@@ -22,57 +26,74 @@ public final class SyncRepository {
   public static final int TOMBSTONE = 4;
   public static final int SETTING = 5;
 
-  /* owners whose current routes list both the puller ($1) and this server ($3) */
-  private static final String SHARED_OWNERS =
-      "SELECT o.login FROM user_access_servers_current o WHERE o.server_login = $1 AND EXISTS (SELECT 1 FROM"
-          + " user_access_servers_current m WHERE m.login = o.login AND m.server_login = $3)";
-  private static final String SHARED_ROUTE =
-      " AND EXISTS (SELECT 1 FROM user_access_servers_current m WHERE m.login = r.login AND m.server_login = $3)";
+  /* the queue row's owner is routed to both the puller ($1) and this server ($3) */
+  private static final String SHARED = SyncQueueSql.shared("$1", "$3");
+  /*
+   * The puller's ACK deletes its own rows (one primary-key probe each) and marks the items synced: some sibling has
+   * them, so a sibling that replaces it later is not owed them. The outbox rows are found by a key probe and updated
+   * through their ctid, as the forward mark below: the cost follows the batch, never the backlog (a cached plan made
+   * while the table was small could otherwise scan it).
+   */
+  static final String ACK =
+      "WITH acked AS (DELETE FROM sync_queue q WHERE q.sibling = $1 AND q.settings = $4 AND q.sync_id = ANY($2::int8[])"
+          + " AND " + SHARED + " RETURNING q.sync_id),"
+          + " marked AS (UPDATE sync_outbox o SET synced = true"
+          + " FROM (SELECT (SELECT x.ctid FROM sync_outbox x WHERE x.sync_id = a.sync_id) AS tid FROM acked a) a"
+          + " WHERE o.ctid = a.tid AND NOT o.synced)"
+          + " SELECT count(*) FROM acked";
   /*
    * A pair the owner's sibling has acknowledged by ReceiveOutcomingMessage (the forward of seed §4 step 7) needs no
-   * sync: its outbox item (type 1) is marked synced, for a batch of forwards at once. This update and the ACK below
-   * find each row by a key probe and update it through its ctid: their cost follows the batch, never the backlog (a
-   * cached plan made while the table was small could otherwise scan it).
+   * sync: its outbox item (type 1) is marked synced and its queue rows for the owner's current routes go, for a batch
+   * of forwards at once, each row found by a key probe.
    */
-  private static final String MARK_FORWARDED =
-      "UPDATE sync_outbox o SET synced = true"
-          + " FROM (SELECT (SELECT x.ctid FROM sync_outbox x WHERE x.owner = f.owner AND x.item_type = " + PAIR
-          + " AND x.item_key = f.base_key AND x.revision = f.revision) AS tid"
-          + " FROM unnest($1::text[], $2::text[], $3::int8[]) AS f(owner, base_key, revision)) f"
-          + " WHERE o.ctid = f.tid AND NOT o.synced";
-  private static final String ACK =
-      "UPDATE sync_outbox o SET synced = true"
-          + " FROM (SELECT (SELECT x.ctid FROM sync_outbox x WHERE x.sync_id = a.id) AS tid"
-          + " FROM unnest($2::int8[]) AS a(id)) a"
-          + " WHERE o.ctid = a.tid AND NOT o.synced AND o.owner IN (" + SHARED_OWNERS + ")";
+  static final String MARK_FORWARDED =
+      "WITH items AS (SELECT x.ctid AS tid, x.sync_id, x.owner"
+          + " FROM unnest($1::text[], $2::text[], $3::int8[]) AS f(owner, base_key, revision)"
+          + " CROSS JOIN LATERAL (SELECT x.ctid, x.sync_id, x.owner FROM sync_outbox x WHERE x.owner = f.owner"
+          + " AND x.item_type = " + PAIR + " AND x.item_key = f.base_key AND x.revision = f.revision) x),"
+          + " dequeued AS (DELETE FROM sync_queue q USING (SELECT (SELECT y.ctid FROM sync_queue y"
+          + " WHERE y.sibling = r.server_login AND NOT y.settings AND y.sync_id = i.sync_id) AS tid"
+          + " FROM items i JOIN user_access_servers_current r ON r.login = i.owner) d WHERE q.ctid = d.tid)"
+          + " UPDATE sync_outbox o SET synced = true FROM items i WHERE o.ctid = i.tid AND NOT o.synced";
   /*
-   * A page walks each shared owner's unsynced items after $4 through the partial index sync_outbox_unsynced
-   * (owner, sync_id) and merges them by sync_id, so its cost follows the page size rather than the backlog (or the
-   * items before $4 a puller could not store); the blobs are joined to the chosen rows only.
+   * A page is one range of the queue's primary key, (puller, lane, syncId > $4) in syncId order, each row checked
+   * for an owner routed to both servers: its cost follows the page size, never the history or the number of owners
+   * the servers share. The blobs are joined to the chosen rows only.
    */
   static final String DM_PAGE =
-      "WITH page AS (SELECT o.sync_id, o.owner, o.item_type, o.item_key FROM user_access_servers_current r"
-          + " CROSS JOIN LATERAL (SELECT x.sync_id, x.owner, x.item_type, x.item_key FROM sync_outbox x"
-          + " WHERE x.owner = r.login AND NOT x.synced AND x.sync_id > $4 AND x.item_type IN (1, 2, 3, 4)"
-          + " ORDER BY x.sync_id LIMIT $2) o"
-          + " WHERE r.server_login = $1" + SHARED_ROUTE + " ORDER BY o.sync_id LIMIT $2)"
+      "WITH page AS (SELECT q.sync_id, q.owner, q.item_type, q.item_key FROM sync_queue q"
+          + " WHERE q.sibling = $1 AND NOT q.settings AND q.sync_id > $4 AND " + SHARED
+          + " ORDER BY q.sync_id LIMIT $2)"
           + " SELECT p.sync_id, p.owner, p.item_type, COALESCE(m.blob, s.blob) AS blob, m.pair_blob FROM page p"
           + " LEFT JOIN dm_message m ON p.item_type IN (1, 2) AND m.owner = p.owner AND m.base_key = p.item_key"
           + " LEFT JOIN dm_signal s ON p.item_type IN (3, 4) AND s.owner = p.owner AND s.signal_key = p.item_key"
           + " WHERE m.owner IS NOT NULL OR s.owner IS NOT NULL ORDER BY p.sync_id";
   static final String SETTINGS_PAGE =
-      "WITH page AS (SELECT o.sync_id, o.owner, o.item_key FROM user_access_servers_current r"
-          + " CROSS JOIN LATERAL (SELECT x.sync_id, x.owner, x.item_key FROM sync_outbox x"
-          + " WHERE x.owner = r.login AND NOT x.synced AND x.sync_id > $4 AND x.item_type = 5"
-          + " ORDER BY x.sync_id LIMIT $2) o"
-          + " WHERE r.server_login = $1" + SHARED_ROUTE + " ORDER BY o.sync_id LIMIT $2)"
+      "WITH page AS (SELECT q.sync_id, q.owner, q.item_key FROM sync_queue q"
+          + " WHERE q.sibling = $1 AND q.settings AND q.sync_id > $4 AND " + SHARED
+          + " ORDER BY q.sync_id LIMIT $2)"
           + " SELECT p.sync_id, p.owner, s.key, s.value_json, s.updated_at_ms FROM page p"
           + " JOIN user_setting s ON s.owner = p.owner AND s.key = p.item_key ORDER BY p.sync_id";
+  /* every item of the owner back to unsynced, and owed again to each sibling ($2: this server) */
   private static final String MARK_UNSYNCED =
-      "UPDATE sync_outbox SET synced = false WHERE owner = $1 AND synced";
+      "WITH reset AS (UPDATE sync_outbox SET synced = false WHERE owner = $1 AND synced RETURNING sync_id)"
+          + SyncQueueSql.queue("SELECT sync_id, owner, item_type, item_key, created_at_ms FROM sync_outbox"
+              + " WHERE owner = $1", "$2")
+          + " SELECT count(*) FROM reset";
+  /*
+   * After the owner's routes changed ($2: this server): the rows of a server that is no longer its sibling go, and
+   * each sibling now is owed what no sibling has yet (the unsynced items, through the partial index
+   * sync_outbox_unsynced) — as the synced flag alone decided before there was a queue.
+   */
+  static final String FOLLOW_ROUTES =
+      "WITH gone AS (DELETE FROM sync_queue q WHERE q.owner = $1"
+          + " AND NOT COALESCE(" + SyncQueueSql.shared("q.sibling", "$2") + ", false))"
+          + SyncQueueSql.queue("SELECT sync_id, owner, item_type, item_key, created_at_ms FROM sync_outbox"
+              + " WHERE owner = $1 AND NOT synced", "$2")
+          + " SELECT 1";
   private static final String LAG =
-      "SELECT count(*), min(created_at_ms) FROM sync_outbox WHERE NOT synced AND owner IN ("
-          + SHARED_OWNERS.replace("$3", "$2") + ")";
+      "SELECT count(*), min(q.created_at_ms) FROM sync_queue q WHERE q.sibling = $1 AND "
+          + SyncQueueSql.shared("$1", "$2");
   private static final String SIBLINGS =
       "SELECT DISTINCT other.server_login, other.url FROM user_access_servers_current mine"
           + " JOIN user_access_servers_current other ON other.login = mine.login AND other.server_login <> $1"
@@ -87,16 +108,23 @@ public final class SyncRepository {
     this.self = Objects.requireNonNull(self);
   }
 
-  /** Marks the given items of owners shared with {@code puller} as synced; answers how many flipped. */
-  public Future<Integer> ack(String puller, List<Long> syncIds) {
+  /**
+   * Takes {@code puller}'s ACKs of items of {@code lane} (its rows of owners it shares with this server); answers how
+   * many rows went.
+   */
+  public Future<Integer> ack(String puller, Lane lane, List<Long> syncIds) {
     if (syncIds.isEmpty()) {
       return Future.succeededFuture(0);
     }
-    return pool.preparedQuery(ACK).execute(Tuple.tuple(List.of(puller, syncIds.toArray(new Long[0]), self)))
-        .map(rows -> rows.rowCount());
+    return pool.preparedQuery(ACK)
+        .execute(Tuple.tuple(List.of(puller, syncIds.toArray(new Long[0]), self, lane == Lane.SETTINGS)))
+        .map(rows -> rows.iterator().next().getLong(0).intValue());
   }
 
-  /** Marks the outbox items of pairs the owner's sibling has stored by forward; answers how many changed. */
+  /**
+   * Marks the outbox items of pairs the owner's sibling has stored by forward and takes them off the queue; answers
+   * how many items changed.
+   */
   public Future<Integer> markForwarded(List<ForwardedPair> pairs) {
     String[] owners = new String[pairs.size()];
     String[] baseKeys = new String[pairs.size()];
@@ -115,8 +143,8 @@ public final class SyncRepository {
   }
 
   /**
-   * The oldest unsynced DM items (pairs, incoming copies, receipts, tombstones) after {@code afterSyncId} of owners
-   * shared with {@code puller}.
+   * The oldest DM items (pairs, incoming copies, receipts, tombstones) owed to {@code puller} after
+   * {@code afterSyncId}, of owners shared with it.
    */
   public Future<List<DmItem>> dmPage(String puller, long afterSyncId, int limit) {
     return pool.preparedQuery(DM_PAGE).execute(Tuple.of(puller, limit, self, afterSyncId)).map(rows -> {
@@ -130,7 +158,7 @@ public final class SyncRepository {
     });
   }
 
-  /** The oldest unsynced settings items after {@code afterSyncId} of owners shared with {@code puller}. */
+  /** The oldest settings items owed to {@code puller} after {@code afterSyncId}, of owners shared with it. */
   public Future<List<SettingItem>> settingsPage(String puller, long afterSyncId, int limit) {
     return pool.preparedQuery(SETTINGS_PAGE).execute(Tuple.of(puller, limit, self, afterSyncId)).map(rows -> {
       List<SettingItem> items = new ArrayList<>(rows.size());
@@ -142,12 +170,24 @@ public final class SyncRepository {
     });
   }
 
-  /** Sets every outbox item of {@code owner} (settings and DM) back to unsynced; answers how many. */
+  /**
+   * Sets every outbox item of {@code owner} (settings and DM) back to unsynced and owes each to the owner's siblings
+   * again; answers how many items were synced before.
+   */
   public Future<Integer> markAllUnsynced(String owner) {
-    return pool.preparedQuery(MARK_UNSYNCED).execute(Tuple.of(owner)).map(rows -> rows.rowCount());
+    return pool.preparedQuery(MARK_UNSYNCED).execute(Tuple.of(owner, self))
+        .map(rows -> rows.iterator().next().getLong(0).intValue());
   }
 
-  /** Unsynced items owed to {@code sibling} and the creation time of the oldest (null when none). */
+  /**
+   * Inside the transaction of a card that replaced {@code owner}'s routes: its queue follows them (the rows of a
+   * server that is no longer its sibling go, a new sibling is owed the items no sibling has yet).
+   */
+  public Future<Void> followRoutes(SqlConnection conn, String owner) {
+    return conn.preparedQuery(FOLLOW_ROUTES).execute(Tuple.of(owner, self)).mapEmpty();
+  }
+
+  /** Items owed to {@code sibling} and the creation time of the oldest (null when none). */
   public Future<Lag> lag(String sibling) {
     return pool.preparedQuery(LAG).execute(Tuple.of(sibling, self)).map(rows -> {
       Row row = rows.iterator().next();
@@ -192,6 +232,12 @@ public final class SyncRepository {
 
   /** Items not yet ACKed by a sibling. */
   public record Lag(long unsynced, Long oldestCreatedAtMs) {
+  }
+
+  /** A sibling's two queues: DM items (pairs, copies, receipts, tombstones), and settings items. */
+  public enum Lane {
+    DM,
+    SETTINGS
   }
 
   /** A server sharing users with this one. */

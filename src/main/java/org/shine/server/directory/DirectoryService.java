@@ -20,6 +20,7 @@ import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
 import org.shine.server.db.InviteRepository;
 import org.shine.server.db.ServerKeyRepository;
+import org.shine.server.db.SyncRepository;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.egress.EgressPolicy;
 import org.shine.server.metrics.SignatureOp;
@@ -37,7 +38,7 @@ import org.shine.server.util.WsUrls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Accepts signed user cards by the rules of PROTOCOL §4 and keeps the routes table current. */
+/** Accepts signed user cards by the rules of PROTOCOL §4 and keeps the routes table (and the sync queue) current. */
 public final class DirectoryService {
   private static final Logger LOG = LoggerFactory.getLogger(DirectoryService.class);
   /** A card is relayed to the servers of its user's correspondents of this long ago (PROTOCOL §4 v3). */
@@ -47,6 +48,7 @@ public final class DirectoryService {
   private final Vertx vertx;
   private final Pool pool;
   private final DirectoryRepository repository;
+  private final SyncRepository outbox;
   private final ObjectMapper mapper;
   private final Clock clock;
   private final AppConfig config;
@@ -66,6 +68,7 @@ public final class DirectoryService {
     this.peers = services.peers();
     this.pool = services.pool();
     this.repository = services.users();
+    this.outbox = services.outbox();
     this.mapper = Objects.requireNonNull(mapper);
     this.clock = services.clock();
   }
@@ -217,6 +220,9 @@ public final class DirectoryService {
       Future<Void> admitted = current.isPresent() ? Future.succeededFuture() : admit(conn, command);
       return admitted.compose(v -> claimRoutes(conn, card))
           .compose(v -> repository.store(conn, card, publicKey, cardJson, clock.millis()))
+          // the sync queue follows the user's servers (PROTOCOL §8); a card that keeps them costs it nothing
+          .compose(serversChanged -> serversChanged ? outbox.followRoutes(conn, card.login())
+              : Future.<Void>succeededFuture())
           .map(v -> new PublishResult(card.login(), card.version(), true));
     })).onSuccess(result -> {
       if (result.changed()) {

@@ -109,10 +109,10 @@ public final class NodeServices {
         RESYNC_USERS_PER_MIN, System::nanoTime);
     this.users = new DirectoryRepository(pool);
     this.deliveries = new DeliveryRepository(pool);
-    this.messages = new DmRepository(pool);
-    this.signals = new SignalRepository(pool);
+    this.messages = new DmRepository(pool, config.serverLogin());
+    this.signals = new SignalRepository(pool, config.serverLogin());
     this.outbox = new SyncRepository(pool, config.serverLogin());
-    this.settings = new SettingsRepository(pool, config.quotas());
+    this.settings = new SettingsRepository(pool, config.quotas(), config.serverLogin());
     this.quarantine = new QuarantineRepository(pool);
     this.invites = new InviteRepository(pool);
     this.servers = new ServerKeyRepository(pool);
@@ -142,7 +142,7 @@ public final class NodeServices {
 
   /** What the directory instances take. */
   public DirectoryServices forDirectory() {
-    return new DirectoryServices(config, clock, pool, verifier, users, servers, invites, peers);
+    return new DirectoryServices(config, clock, pool, verifier, users, servers, invites, outbox, peers);
   }
 
   /** What the sync instances take. */

@@ -66,7 +66,7 @@ public final class ShineServer {
   /** Prepares the database, builds the node's {@link NodeServices} once, then deploys the verticles over them. */
   public Future<Void> start() {
     AppConfig.Instances n = config.instances();
-    return Database.prepare(vertx, config.db())
+    return Database.prepare(vertx, config.db(), config.serverLogin())
         .onSuccess(v -> health = StorageHealth.open(vertx, config.db()))
         .compose(v -> loadIdentity())
         .compose(identity -> {

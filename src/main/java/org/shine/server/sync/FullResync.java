@@ -10,8 +10,9 @@ import org.shine.server.util.PerKeyRate;
 
 /**
  * MarkAllUserSettingsUnsynced (PROTOCOL §5, §8 v3): sets every settings and DM outbox item of a user back to
- * unsynced, at most {@code sync.markAllPerUserPerMin} times a minute per user on this node (a full re-sync costs
- * both siblings the user's whole history); beyond, 429 {@code RATE_LIMITED} and nothing is reset.
+ * unsynced and queues each again for the user's sibling, at most {@code sync.markAllPerUserPerMin} times a minute
+ * per user on this node (a full re-sync costs both siblings the user's whole history); beyond, 429
+ * {@code RATE_LIMITED} and nothing is reset.
  */
 final class FullResync {
   private final SyncRepository repository;

@@ -7,14 +7,15 @@ import java.util.function.BiFunction;
 import java.util.function.ToLongFunction;
 import org.shine.server.db.SyncRepository;
 import org.shine.server.db.SyncRepository.DmItem;
+import org.shine.server.db.SyncRepository.Lane;
 import org.shine.server.db.SyncRepository.SettingItem;
 
 /**
- * The source side of DmSyncBatch and UserSettingsSyncBatch (PROTOCOL §8): flip the ACKed items of the previous
- * page to synced, then hand out the oldest unsynced ones after the request's {@code afterSyncId} (v3: so a puller
- * walks past items it cannot store yet). An item whose ACK is lost stays unsynced and comes again. A page also ends
- * early, with {@code hasMore}, before its response would pass {@code limits.maxResponseBytes} (it always carries at
- * least one item), so no frame is larger than a peer accepts.
+ * The source side of DmSyncBatch and UserSettingsSyncBatch (PROTOCOL §8): take the ACKs of the previous page (of the
+ * op's own lane of the puller's queue), then hand out the oldest items owed to the puller after the request's
+ * {@code afterSyncId} (v3: so a puller walks past items it cannot store yet). An item whose ACK is lost stays owed
+ * and comes again. A page also ends early, with {@code hasMore}, before its response would pass
+ * {@code limits.maxResponseBytes} (it always carries at least one item), so no frame is larger than a peer accepts.
  */
 public final class SyncSource {
   /** Room kept for the envelope and the page's own fields. */
@@ -30,17 +31,17 @@ public final class SyncSource {
   }
 
   public Future<DmSyncPage> dmBatch(SyncBatchRequest request) {
-    return page(request, repository::dmPage, SyncSource::renderedSize, DmSyncPage::new);
+    return page(request, Lane.DM, repository::dmPage, SyncSource::renderedSize, DmSyncPage::new);
   }
 
   public Future<SettingsSyncPage> settingsBatch(SyncBatchRequest request) {
-    return page(request, repository::settingsPage, SyncSource::renderedSize, SettingsSyncPage::new);
+    return page(request, Lane.SETTINGS, repository::settingsPage, SyncSource::renderedSize, SettingsSyncPage::new);
   }
 
   /** ACKs first, then one more item than asked for, to tell whether more wait; then the byte cap. */
-  private <I, P> Future<P> page(SyncBatchRequest request, PageFetch<I> fetch,
+  private <I, P> Future<P> page(SyncBatchRequest request, Lane lane, PageFetch<I> fetch,
       ToLongFunction<I> size, BiFunction<List<I>, Boolean, P> build) {
-    return repository.ack(request.puller(), request.ackSyncIds()).compose(acked -> request.limit() == 0
+    return repository.ack(request.puller(), lane, request.ackSyncIds()).compose(acked -> request.limit() == 0
         ? Future.succeededFuture(build.apply(List.of(), false))
         : fetch.fetch(request.puller(), request.afterSyncId(), request.limit() + 1).map(items -> {
           int fits = Math.min(items.size(), request.limit());

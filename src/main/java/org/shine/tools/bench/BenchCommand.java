@@ -24,6 +24,7 @@ import picocli.CommandLine.Option;
         BenchCommand.Codec.class,
         BenchCommand.Send.class,
         BenchCommand.RetryClaim.class,
+        BenchCommand.SyncPage.class,
         BenchCommand.CatchUp.class,
         BenchCommand.HubThroughput.class,
         BenchCommand.HubPolls.class,
@@ -83,6 +84,37 @@ public final class BenchCommand {
     @Override
     public Integer call() {
       return RetryClaimBench.run(terminal, due, rounds, dbName);
+    }
+  }
+
+  @Command(name = "sync-page", mixinStandardHelpOptions = true,
+      description = {"Time the source's DmSyncBatch and UserSettingsSyncBatch page beside N synced outbox items",
+          "(fresh database NAME, PostgreSQL from SHINE_DB_* or 127.0.0.1:5432 postgres)."})
+  static final class SyncPage implements Callable<Integer> {
+    @Option(names = "--synced", defaultValue = "1000000", paramLabel = "N", description = "synced items")
+    long synced;
+
+    @Option(names = "--pending", defaultValue = "1000", paramLabel = "P", description = "unsynced items")
+    int pending;
+
+    @Option(names = "--owners", defaultValue = "1000", paramLabel = "U",
+        description = "users routed to this server and the puller")
+    int owners;
+
+    @Option(names = "--limit", defaultValue = "201", paramLabel = "L",
+        description = "items asked of a page (sync.pageSize + 1, as the source asks)")
+    int limit;
+
+    @Option(names = "--rounds", defaultValue = "50", paramLabel = "R", description = "pages timed")
+    int rounds;
+
+    @Option(names = "--db-name", defaultValue = "shine_bench_syncpage", paramLabel = "NAME",
+        description = "database")
+    String dbName;
+
+    @Override
+    public Integer call() {
+      return SyncPageBench.run(synced, pending, owners, limit, rounds, dbName);
     }
   }
 

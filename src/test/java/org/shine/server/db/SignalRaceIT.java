@@ -48,8 +48,8 @@ class SignalRaceIT {
     TestDatabase db = opened.keep(TestDatabase.create(vertx));
     Database.prepare(vertx, db.config()).await();
     Pool pool = opened.pool(db);
-    SignalRepository signals = new SignalRepository(pool);
-    DmRepository copies = new DmRepository(pool);
+    SignalRepository signals = new SignalRepository(pool, "s1");
+    DmRepository copies = new DmRepository(pool, "s1");
     long now = System.currentTimeMillis();
     String received = "bob|alice|" + now + "|1";
     String sent = "alice|bob|" + now + "|2";

@@ -78,8 +78,8 @@ public final class DeliveryTestbed {
     subscribers.load(List.of());
     this.services = new DeliveryServices(config, clock, ShineMetrics.disabled(), new SignatureVerifier(vertx, 100),
         users, new PeerCalls(vertx.eventBus(), config.delivery().callTimeoutMs()), slots,
-        new EngineClient(vertx.eventBus(), slots, config.delivery()), subscribers, new DmRepository(pool),
-        new DeliveryRepository(pool), new SignalRepository(pool), new SyncRepository(pool, SELF));
+        new EngineClient(vertx.eventBus(), slots, config.delivery()), subscribers, new DmRepository(pool, SELF),
+        new DeliveryRepository(pool), new SignalRepository(pool, SELF), new SyncRepository(pool, SELF));
     BusReplies.<PeerRequest, PeerResponse>serve(vertx.eventBus(), Addresses.PEER_REQUEST, peers::answer).await();
   }
 

@@ -53,7 +53,7 @@ class SettingsServiceIT {
     TestDatabase db = opened.keep(TestDatabase.create(vertx));
     Database.prepare(vertx, db.config()).await();
     pool = opened.pool(db);
-    repository = new SettingsRepository(pool, new AppConfig.Quotas(COUNT_QUOTA, BYTES_QUOTA));
+    repository = new SettingsRepository(pool, new AppConfig.Quotas(COUNT_QUOTA, BYTES_QUOTA), "s1");
     settings = new SettingsService(repository, clock, MAX_RESPONSE_BYTES);
   }
 

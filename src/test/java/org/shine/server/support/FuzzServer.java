@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
 public final class FuzzServer implements AutoCloseable {
   /** Every table of the schema: a refused request may change none of their counts. */
   private static final List<String> TABLES = List.of("user_card", "user_access_servers_current", "known_server",
-      "dm_message", "dm_delivery", "dm_signal", "sync_outbox", "user_setting", "hub_challenge", "hub_token",
+      "dm_message", "dm_delivery", "dm_signal", "sync_outbox", "sync_queue", "user_setting", "hub_challenge", "hub_token",
       "hub_subscriber", "hub_queue");
   private static final long WAIT_S = 20;
   public final MutableClock clock = MutableClock.now();

@@ -444,6 +444,43 @@ class SyncIT {
             && sql2.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", alice.login()) == 0);
   }
 
+  @Test
+  @DisplayName("a user who moves her second server gets there what the old one had not ACKed, and the old one is"
+      + " owed nothing more")
+  void newSiblingGetsWhatTheOldOneLacked(Vertx vertx) {
+    world.sites("s1", "s2", "s3");
+    TestServer s1 = world.server("s1");
+    TestServer s2 = world.server("s2");
+    TestServer s3 = world.server("s3");
+    TestUser alice = TestUser.create("alice");
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url(), s2.url());
+    TestUser bob = world.user("bob", s1);
+    ShineClient session = world.session(alice, s1);
+    // GIVEN a message s2 has, then three s1 still owes s2 because s2 is down
+    session.sendPair(alice.pairTo(bob, "before")).await();
+    Sql sql1 = world.sql(s1);
+    Eventually.until("s2 has the first message and nothing is owed to it", 10_000,
+        () -> sql1.count("SELECT count(*) FROM sync_queue WHERE owner = $1", alice.login()) == 0);
+    s2.close();
+    for (int i = 0; i < 3; i++) {
+      session.sendPair(alice.pairTo(bob, "while s2 is down " + i)).await();
+    }
+    assertThat(sql1.count("SELECT count(*) FROM sync_queue WHERE owner = $1 AND sibling = 's2'", alice.login()))
+        .isEqualTo(3);
+
+    // WHEN alice replaces s2 by s3
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s3", s3.url())), 2, s1.url(), s3.url());
+
+    // THEN s3 pulls the three (not the first, which a sibling had already), and s1 owes s2 nothing
+    Sql sql3 = world.sql(s3);
+    Eventually.until("s3 holds the three messages s2 lacked", 20_000,
+        () -> sql3.count("SELECT count(*) FROM dm_message WHERE owner = $1", alice.login()) == 3);
+    Eventually.until("s1 owes nothing to anyone", 10_000,
+        () -> sql1.count("SELECT count(*) FROM sync_queue WHERE owner = $1", alice.login()) == 0);
+    world.awaitSyncRounds(s1, s3, 1);
+    assertThat(sql3.count("SELECT count(*) FROM dm_message WHERE owner = $1", alice.login())).isEqualTo(3);
+  }
+
   private static Object setting(ShineClient session, String key) {
     JsonNode value = session.request("GetUserSettings", ShineClient.object()).await().path("settings").get(key);
     return value == null ? null : value.isTextual() ? value.asText() : value;

@@ -118,7 +118,10 @@ class SyncPoisonIT {
     sql.rows("INSERT INTO dm_signal (owner, signal_key, kind, author, ref, created_at_ms, blob, stored_at_ms)"
             + " VALUES ($1, $2, 4, $1, $3, $4, $5, $6)", "alice", tombstone.messageKey(), tombstone.ref(),
         tombstone.createdAtMs(), io.vertx.core.buffer.Buffer.buffer(tombstone.bytes()), now);
-    sql.rows("INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms)"
-        + " VALUES ($1, 4, $2, 0, false, $3)", "alice", tombstone.messageKey(), now);
+    sql.rows("WITH item AS (INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms)"
+        + " VALUES ($1, 4, $2, 0, false, $3) RETURNING sync_id, owner, item_type, item_key, created_at_ms)"
+        + " INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, created_at_ms)"
+        + " SELECT 's2', sync_id, owner, item_type, item_key, created_at_ms FROM item", "alice",
+        tombstone.messageKey(), now);
   }
 }
