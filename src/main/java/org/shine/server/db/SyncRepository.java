@@ -9,6 +9,7 @@ import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * SQL of the two-server sync (PROTOCOL §8): pages of the per-sibling queue ({@code sync_queue}), ACKs, the forward
@@ -42,19 +43,26 @@ public final class SyncRepository {
           + " WHERE o.ctid = a.tid AND NOT o.synced)"
           + " SELECT count(*) FROM acked";
   /*
-   * A pair the owner's sibling has acknowledged by ReceiveOutcomingMessage (the forward of seed §4 step 7) needs no
-   * sync: its outbox item (type 1) is marked synced and its queue rows for the owner's current routes go, for a batch
-   * of forwards at once, each row found by a key probe.
+   * Items the owner's sibling is known to hold need no sync: a pair it acknowledged by ReceiveOutcomingMessage (the
+   * forward of seed §4 step 7), or a copy this server pulled from it and found already stored here (so the sibling
+   * has what we have: the same revision). Each outbox item is marked synced and its queue rows for the owner's
+   * current routes go, for a batch at once, each row found by a key probe.
    */
-  static final String MARK_FORWARDED =
+  static final String MARK_SIBLING_HAS =
       "WITH items AS (SELECT x.ctid AS tid, x.sync_id, x.owner"
-          + " FROM unnest($1::text[], $2::text[], $3::int8[]) AS f(owner, base_key, revision)"
+          + " FROM unnest($1::text[], $2::int2[], $3::text[], $4::int8[]) AS f(owner, item_type, item_key, revision)"
           + " CROSS JOIN LATERAL (SELECT x.ctid, x.sync_id, x.owner FROM sync_outbox x WHERE x.owner = f.owner"
-          + " AND x.item_type = " + PAIR + " AND x.item_key = f.base_key AND x.revision = f.revision) x),"
+          + " AND x.item_type = f.item_type AND x.item_key = f.item_key AND x.revision = f.revision) x),"
           + " dequeued AS (DELETE FROM sync_queue q USING (SELECT (SELECT y.ctid FROM sync_queue y"
           + " WHERE y.sibling = r.server_login AND NOT y.settings AND y.sync_id = i.sync_id) AS tid"
           + " FROM items i JOIN user_access_servers_current r ON r.login = i.owner) d WHERE q.ctid = d.tid)"
           + " UPDATE sync_outbox o SET synced = true FROM items i WHERE o.ctid = i.tid AND NOT o.synced";
+  /*
+   * Bookkeeping whose loss only repeats idempotent work (an ACK or a mark lost in a crash: the item is sent once more
+   * and stored as a repeat) commits without waiting for the WAL flush: never a stored copy, a delivery state a client
+   * was told, or anything this server ACKed to another.
+   */
+  private static final String ASYNC_COMMIT = "SET LOCAL synchronous_commit TO OFF";
   /*
    * A page is one range of the queue's primary key, (puller, lane, syncId > $4) in syncId order, each row checked
    * for an owner routed to both servers: its cost follows the page size, never the history or the number of owners
@@ -116,30 +124,41 @@ public final class SyncRepository {
     if (syncIds.isEmpty()) {
       return Future.succeededFuture(0);
     }
-    return pool.preparedQuery(ACK)
-        .execute(Tuple.tuple(List.of(puller, syncIds.toArray(new Long[0]), self, lane == Lane.SETTINGS)))
-        .map(rows -> rows.iterator().next().getLong(0).intValue());
+    Tuple args = Tuple.tuple(List.of(puller, syncIds.toArray(new Long[0]), self, lane == Lane.SETTINGS));
+    return bookkeeping(conn -> conn.preparedQuery(ACK).execute(args)
+        .map(rows -> rows.iterator().next().getLong(0).intValue()));
+  }
+
+  /** One statement of bookkeeping in a transaction that commits asynchronously (see {@link #ASYNC_COMMIT}). */
+  private <T> Future<T> bookkeeping(Function<SqlConnection, Future<T>> statement) {
+    return pool.withTransaction(conn -> conn.query(ASYNC_COMMIT).execute().compose(v -> statement.apply(conn)));
   }
 
   /**
-   * Marks the outbox items of pairs the owner's sibling has stored by forward and takes them off the queue; answers
-   * how many items changed.
+   * Marks the outbox items the owner's sibling is known to hold as synced and takes them off the queue; answers how
+   * many items changed.
    */
-  public Future<Integer> markForwarded(List<ForwardedPair> pairs) {
-    String[] owners = new String[pairs.size()];
-    String[] baseKeys = new String[pairs.size()];
-    Long[] revisions = new Long[pairs.size()];
-    for (int i = 0; i < pairs.size(); i++) {
-      owners[i] = pairs.get(i).owner();
-      baseKeys[i] = pairs.get(i).baseKey();
-      revisions[i] = pairs.get(i).revision();
+  public Future<Integer> markSiblingHas(List<HeldItem> items) {
+    String[] owners = new String[items.size()];
+    Short[] types = new Short[items.size()];
+    String[] keys = new String[items.size()];
+    Long[] revisions = new Long[items.size()];
+    for (int i = 0; i < items.size(); i++) {
+      owners[i] = items.get(i).owner();
+      types[i] = (short) items.get(i).itemType();
+      keys[i] = items.get(i).itemKey();
+      revisions[i] = items.get(i).revision();
     }
-    return pool.preparedQuery(MARK_FORWARDED).execute(Tuple.tuple(List.of(owners, baseKeys, revisions)))
-        .map(rows -> rows.rowCount());
+    Tuple args = Tuple.tuple(List.of(owners, types, keys, revisions));
+    return bookkeeping(conn -> conn.preparedQuery(MARK_SIBLING_HAS).execute(args).map(rows -> rows.rowCount()));
   }
 
-  /** One pair revision of {@code owner} that its sibling has stored. */
-  public record ForwardedPair(String owner, String baseKey, long revision) {
+  /** One outbox item of {@code owner} (type, key, revision) that the owner's sibling holds. */
+  public record HeldItem(String owner, int itemType, String itemKey, long revision) {
+    /** A pair revision the sibling acknowledged by forward. */
+    public static HeldItem forwardedPair(String owner, String baseKey, long revision) {
+      return new HeldItem(owner, PAIR, baseKey, revision);
+    }
   }
 
   /**

@@ -9,7 +9,7 @@ import java.util.Optional;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.MicroBatcher;
 import org.shine.server.db.StorageErrors;
-import org.shine.server.db.SyncRepository.ForwardedPair;
+import org.shine.server.db.SyncRepository.HeldItem;
 import org.shine.server.directory.UserDirectory;
 import org.shine.server.dm.DmCodec;
 import org.shine.server.dm.DmContainer;
@@ -43,8 +43,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class DeliveryEngine {
   private static final Logger LOG = LoggerFactory.getLogger(DeliveryEngine.class);
-  private static final int MAX_BATCH = 256;
-  private static final int CONCURRENT_BATCHES = 2;
   /** One sender's or one destination's line holds at most this share of the engine's queue. */
   private static final int LINE_SHARE = 8;
   private final AppConfig config;
@@ -58,7 +56,7 @@ public final class DeliveryEngine {
   private final DeliverySchedule schedule;
   private final AttemptBudget budget;
   private final AttemptRecorder recorder;
-  private final MicroBatcher<ForwardedPair, Boolean> forwards;
+  private final MicroBatcher<HeldItem, Boolean> siblingHas;
 
   /** The engine over the shared services of {@code module}, with its event-loop-confined stores. */
   DeliveryEngine(DeliveryModule module) {
@@ -77,9 +75,8 @@ public final class DeliveryEngine {
         delivery.maxInFlightPerDestination(), Math.max(1, delivery.queueCapacity() / LINE_SHARE));
     this.recorder = new AttemptRecorder(services.deliveries(), events, services.clock(), services.metrics(), schedule,
         slots.capacity());
-    // forwards hold no slot: beyond this bound a forward's mark is refused and sync carries the pair instead
-    this.forwards = new MicroBatcher<>(batch -> services.outbox().markForwarded(batch).map(n -> batch.stream()
-        .map(p -> Boolean.TRUE).toList()), p -> p, MAX_BATCH, CONCURRENT_BATCHES, slots.capacity());
+    // forwards hold no slot: beyond the batcher's bound a forward's mark is refused and sync carries the pair instead
+    this.siblingHas = module.siblingHas;
   }
 
   /**
@@ -239,7 +236,7 @@ public final class DeliveryEngine {
                 .put("incomingBlobB64", Base64.getEncoder().encodeToString(pair.incomingBlob()))
                 .put("outgoingBlobB64", Base64.getEncoder().encodeToString(pair.outgoingBlob()))
                 .put("sourceServerLogin", config.serverLogin()))
-        .compose(ack -> forwards.submit(new ForwardedPair(pair.sender(), pair.baseKey(), pair.revision())))
+        .compose(ack -> siblingHas.submit(HeldItem.forwardedPair(pair.sender(), pair.baseKey(), pair.revision())))
         .onFailure(failure -> LOG.debug("forward to sibling not acknowledged, sync will carry it"
             + " [baseKey: {}, sibling: {}]: {}", pair.baseKey(), sibling.serverLogin(), failure.getMessage()))));
   }

@@ -3,6 +3,8 @@ package org.shine.server.delivery;
 import io.vertx.core.Vertx;
 import java.util.Objects;
 import org.shine.server.config.AppConfig;
+import org.shine.server.db.MicroBatcher;
+import org.shine.server.db.SyncRepository.HeldItem;
 import org.shine.server.model.DeliverySchedule;
 import org.shine.server.protocol.Frames;
 import org.shine.server.util.Json;
@@ -14,6 +16,8 @@ import org.shine.server.util.Json;
  * {@link DeliveryEngine} are both made from one.
  */
 final class DeliveryModule {
+  private static final int MARK_BATCH = 256;
+  private static final int CONCURRENT_MARKS = 2;
   final DeliveryServices services;
   final Frames frames;
   final Events events;
@@ -22,6 +26,12 @@ final class DeliveryModule {
   final SignalStore signals;
   final PairIntake intake;
   final DeliverySchedule schedule;
+  /**
+   * Outbox items the owner's sibling holds (a forward it acknowledged, a copy pulled from it that is stored here
+   * already): marked synced and taken off its queue, batched; a mark refused (batcher full) or lost only means the
+   * item is synced once more.
+   */
+  final MicroBatcher<HeldItem, Boolean> siblingHas;
 
   DeliveryModule(Vertx vertx, DeliveryServices services) {
     this.services = Objects.requireNonNull(services);
@@ -36,5 +46,8 @@ final class DeliveryModule {
     this.intake = new PairIntake(services.config(), services.directory()::require, copies, services.engine(),
         services.clock(), events, skew,
         new AgePlan(schedule, services.deliveries(), services.peers(), frames, services.clock()));
+    this.siblingHas = new MicroBatcher<>(batch -> services.outbox().markSiblingHas(batch)
+        .map(n -> batch.stream().map(item -> Boolean.TRUE).toList()), item -> item, MARK_BATCH, CONCURRENT_MARKS,
+        services.slots().capacity());
   }
 }

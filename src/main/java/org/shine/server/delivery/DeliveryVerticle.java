@@ -40,7 +40,8 @@ public final class DeliveryVerticle extends VerticleBase {
     DeliveryModule module = new DeliveryModule(vertx, services);
     SendPairService send = new SendPairService(module.intake);
     SignalService signals = new SignalService(module);
-    ReceiveService receive = new ReceiveService(services.config(), module.intake, services.deliveries(), signals);
+    ReceiveService receive = new ReceiveService(services.config(), module.intake, services.deliveries(), signals,
+        module.siblingHas);
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
         BusReplies.serve(bus, Addresses.DM_SEND_PAIR, send::send),

@@ -5,6 +5,9 @@ import java.util.Objects;
 import java.util.Optional;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DeliveryRepository;
+import org.shine.server.db.MicroBatcher;
+import org.shine.server.db.SyncRepository;
+import org.shine.server.db.SyncRepository.HeldItem;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKeys;
 import org.shine.server.dm.DmKind;
@@ -28,12 +31,15 @@ public final class ReceiveService {
   private final PairIntake intake;
   private final DeliveryRepository deliveries;
   private final SignalService signals;
+  private final MicroBatcher<HeldItem, Boolean> siblingHas;
 
-  ReceiveService(AppConfig config, PairIntake intake, DeliveryRepository deliveries, SignalService signals) {
+  ReceiveService(AppConfig config, PairIntake intake, DeliveryRepository deliveries, SignalService signals,
+      MicroBatcher<HeldItem, Boolean> siblingHas) {
     this.config = Objects.requireNonNull(config);
     this.intake = Objects.requireNonNull(intake);
     this.deliveries = Objects.requireNonNull(deliveries);
     this.signals = Objects.requireNonNull(signals);
+    this.siblingHas = Objects.requireNonNull(siblingHas);
   }
 
   /** Stores a recipient's copy (or a receipt or tombstone); answers its messageKey. */
@@ -93,7 +99,19 @@ public final class ReceiveService {
           "a pair item belongs to its author"));
     }
     return intake.take(Arrival.pair(IntakeSource.SYNC, pair, item.sourceServerLogin(), null, item.sourceUrl()))
+        .onSuccess(taken -> siblingHolds(taken, pair.from(), SyncRepository.PAIR, pair.baseKey(), pair.revision()))
         .mapEmpty();
+  }
+
+  /**
+   * An item pulled from the owner's sibling that was stored here already (same revision or a newer one): the sibling
+   * has it, so this server's own outbox item of that revision is not owed to it (no work twice: one of the two
+   * servers that both stored a copy pulls it, the other is told by the ACK, and nothing crosses back).
+   */
+  private void siblingHolds(PairIntake.Intake taken, String owner, int itemType, String baseKey, long revision) {
+    if (!taken.written()) {
+      siblingHas.submit(new HeldItem(owner, itemType, baseKey, revision));
+    }
   }
 
   /**
@@ -122,7 +140,12 @@ public final class ReceiveService {
       return Future.failedFuture(ProtocolException.badRequest(ErrorCode.INVALID_FIELD,
           "an incoming item belongs to its recipient"));
     }
-    return intake.take(Arrival.copy(source, incoming, sourceServerLogin)).map(taken -> incoming.messageKey());
+    return intake.take(Arrival.copy(source, incoming, sourceServerLogin)).map(taken -> {
+      if (source == IntakeSource.SYNC) {
+        siblingHolds(taken, incoming.to(), SyncRepository.INCOMING, incoming.baseKey(), incoming.revision());
+      }
+      return incoming.messageKey();
+    });
   }
 
   /** {@code known}: this server holds the sender's copy; {@code delivered}: its latest revision is delivered. */

@@ -83,13 +83,14 @@ class SyncPagePlanIT {
   }
 
   @Test
-  @DisplayName("the ACK, the forward mark and the queue's follow of a route change probe keys, never scan a table")
+  @DisplayName("the ACK, the sibling-has mark and the queue's follow of a route change probe keys, never scan a table")
   void ackAndForwardProbeKeys() {
     Long[] ids = {last - 2, last - 1, last};
     assertThat(plan(SyncRepository.ACK, Tuple.tuple(List.of("s2", ids, "s1", false))))
         .contains("sync_queue_pkey").doesNotContain("Seq Scan");
-    assertThat(plan(SyncRepository.MARK_FORWARDED, Tuple.tuple(List.of(new String[] {"alice", "alice"},
-        new String[] {"k1", "k2"}, new Long[] {0L, 0L})))).contains("sync_queue_pkey").doesNotContain("Seq Scan");
+    assertThat(plan(SyncRepository.MARK_SIBLING_HAS, Tuple.tuple(List.of(new String[] {"alice", "alice"},
+        new Short[] {1, 2}, new String[] {"k1", "k2"}, new Long[] {0L, 0L})))).contains("sync_queue_pkey")
+        .doesNotContain("Seq Scan");
     // (alice owns every row of this queue: for her, reading the whole table is the right plan)
     assertThat(plan(SyncRepository.FOLLOW_ROUTES, Tuple.of("u5", "s1")))
         .contains("sync_queue_owner", "sync_outbox_unsynced").doesNotContain("Seq Scan");

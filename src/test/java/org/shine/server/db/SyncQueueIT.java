@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.SyncRepository.DmItem;
-import org.shine.server.db.SyncRepository.ForwardedPair;
+import org.shine.server.db.SyncRepository.HeldItem;
 import org.shine.server.db.SyncRepository.Lane;
 import org.shine.server.dm.DmKind;
 import org.shine.server.model.CopyKey;
@@ -179,11 +179,25 @@ class SyncQueueIT {
   void forwardMarkDequeues() {
     store(outgoing("alice", "p1"), outgoing("alice", "p2"));
 
-    assertThat(sync.markForwarded(List.of(new ForwardedPair("alice", "p1", 0), new ForwardedPair("alice", "nope",
-        0))).await()).isEqualTo(1);
+    assertThat(sync.markSiblingHas(List.of(HeldItem.forwardedPair("alice", "p1", 0),
+        HeldItem.forwardedPair("alice", "nope", 0))).await()).isEqualTo(1);
 
     assertThat(queued("s2")).containsExactly("alice/p2/dm");
     assertThat(count("SELECT count(*) FROM sync_outbox WHERE synced AND item_key = 'p1'")).isEqualTo(1);
+  }
+
+  @Test
+  @DisplayName("a copy the sibling holds (found stored here when pulled from it) leaves the queue, only at that"
+      + " revision and type")
+  void siblingHasCopyDequeues() {
+    store(incoming("alice", "c1", false), incoming("alice", "c2", false));
+
+    assertThat(sync.markSiblingHas(List.of(new HeldItem("alice", SyncRepository.INCOMING, "c1", 0),
+        new HeldItem("alice", SyncRepository.INCOMING, "c2", 1), new HeldItem("alice", SyncRepository.PAIR, "c2", 0)))
+        .await()).as("another revision or type of c2 is not the item owed").isEqualTo(1);
+
+    assertThat(queued("s2")).containsExactly("alice/c2/dm");
+    assertThat(count("SELECT count(*) FROM sync_outbox WHERE synced AND item_key = 'c1'")).isEqualTo(1);
   }
 
   @Test

@@ -107,6 +107,39 @@ class SyncIT {
   }
 
   @Test
+  @DisplayName("a copy both recipient servers stored crosses the sync at most once: the puller that finds it stored"
+      + " ACKs it and owes it back to nobody (issue 18, no work twice)")
+  void copyHeldByBothIsOwedByNeither(Vertx vertx) {
+    // s4 pulls on start only; s3 pulls every 200 ms: only s3's pulls can settle what either owes the other
+    world.sites("s1", "s3", "s4");
+    TestServer s1 = world.server("s1");
+    TestServer s3 = world.server("s3");
+    TestServer s4 = world.server("s4", TestServer.merge(TestServer.json(FAST),
+        TestServer.json("{\"sync\":{\"periodMs\":600000}}")));
+    world.awaitSessions(s1, s3, s4);
+    TestUser alice = world.user("alice", TestWorld.routes(s1), s1, s3, s4);
+    TestUser bob = world.user("bob", TestWorld.routes(s3, s4), s1, s3, s4);
+    ShineClient session = world.session(alice, s1);
+    for (int i = 0; i < 20; i++) {
+      assertThat(session.sendPair(alice.pairTo(bob, "to both " + i)).await().path("deliveryState").asText())
+          .isEqualTo("delivered");
+    }
+    Sql sql3 = world.sql(s3);
+    Sql sql4 = world.sql(s4);
+    Eventually.until("s3 and s4 hold bob's 20 copies", 30_000,
+        () -> sql3.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 20
+            && sql4.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 20);
+
+    Eventually.until("neither owes the other bob's copies", 30_000,
+        () -> sql3.count("SELECT count(*) FROM sync_queue WHERE owner = $1", bob.login()) == 0
+            && sql4.count("SELECT count(*) FROM sync_queue WHERE owner = $1", bob.login()) == 0);
+    assertThat(sql3.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login())).isEqualTo(20);
+    assertThat(sql4.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login())).isEqualTo(20);
+    assertThat(sql3.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", bob.login()))
+        .as("what s4 has is recorded as synced on s3 too").isZero();
+  }
+
+  @Test
   @DisplayName("a page whose ACK is lost comes again, and the source flips items only on ACK")
   void lostAckRedelivers(Vertx vertx) {
     StubPeer s2 = world.stub().named("s2");
