@@ -296,3 +296,30 @@ JSON
   eval "$saved_traps"
   [ -n "$ok" ]
 }
+
+# Fails unless a server JVM of JAR starts whatever the state of its archive: none, one whose CDS_ARCHIVE.ok does not
+# match (e.g. cut short: not handed to the JVM, which would die of SIGBUS), garbage that its .ok vouches for (the JVM
+# refuses it and starts without). Runs `--version`, no server; CDS_ARCHIVE is pointed at a scratch file meanwhile.
+check_cds() {
+  local real="$CDS_ARCHIVE" scratch opts out
+  scratch=$(mktemp -d)
+  CDS_ARCHIVE="$scratch/shine-server.jsa"
+  out=$(
+    opts=$(server_java_opts)
+    [[ "$opts" != *SharedArchiveFile* ]] || { echo "missing archive handed to the JVM"; exit 1; }
+    java $opts -jar "$JAR" --version >/dev/null 2>&1 || { echo "no start without an archive"; exit 1; }
+    head -c 100000 /dev/urandom > "$CDS_ARCHIVE"
+    echo "size 200000 $(cds_key)" > "$CDS_ARCHIVE.ok"
+    opts=$(server_java_opts)
+    [[ "$opts" != *SharedArchiveFile* ]] || { echo "an archive shorter than its .ok says was handed to the JVM"; exit 1; }
+    echo "size 100000 $(cds_key)" > "$CDS_ARCHIVE.ok"
+    opts=$(server_java_opts)
+    [[ "$opts" == *SharedArchiveFile* ]] || { echo "an archive its .ok vouches for was not used"; exit 1; }
+    java $opts -jar "$JAR" --version >/dev/null 2>&1 || { echo "no start on a corrupt archive"; exit 1; }
+    opts=$(SHINE_CDS=off server_java_opts)
+    [[ "$opts" != *SharedArchiveFile* ]] || { echo "SHINE_CDS=off still used the archive"; exit 1; }
+  ) || { rm -rf "$scratch"; CDS_ARCHIVE="$real"; die "class-data sharing: ${out:-check failed}"; }
+  rm -rf "$scratch"
+  CDS_ARCHIVE="$real"
+  log "class-data sharing checked: a server JVM starts with no archive, a cut-short one is not used, a corrupt one is refused"
+}
