@@ -129,6 +129,10 @@ started=()
 server_jar="$JAR"
 
 pid_of() { cat "$DIR/$1.pid"; }
+# the servers' JVM options: target/'s jar with its class-data sharing archive (lib.sh), another jar without
+server_opts() {
+  if [ "$server_jar" = "$JAR" ]; then server_java_opts; else printf '%s' "$JAVA_OPTS${SHINE_SERVER_JAVA_OPTS:+ $SHINE_SERVER_JAVA_OPTS}"; fi
+}
 
 start_servers() {
   local topology="$1" name port
@@ -144,7 +148,7 @@ start_servers() {
     psql_admin -qc "CREATE DATABASE $(db_of "$name")" >&2
     write_config "$name" "$topology"
     # the server's log starts afresh with each start, so the session lines below are this start's
-    nohup java $JAVA_OPTS -jar "$server_jar" server --config "$DIR/$name.json" > "$DIR/$name.log" 2>&1 &
+    nohup java $(server_opts) -jar "$server_jar" server --config "$DIR/$name.json" > "$DIR/$name.log" 2>&1 &
     echo $! > "$DIR/$name.pid"
     started+=("$name")
   done
@@ -334,6 +338,7 @@ ensure_toolchain
 ensure_postgres
 command -v psql >/dev/null || apt_install postgresql-client
 ensure_jar
+ensure_cds
 mkdir -p "$DIR"
 # record_window OUT TOPOLOGY PREFIX: once the bench in OUT starts its measured window, a flight recording of every
 # server of TOPOLOGY for the window's length, into PREFIX-<server>.jfr.

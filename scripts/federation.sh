@@ -77,7 +77,7 @@ start_one() {
   fi
   # where this run's lines begin in the (appended) log
   if [ -f "$DIR/$name.log" ]; then wc -c < "$DIR/$name.log" > "$DIR/$name.log.offset"; else echo 0 > "$DIR/$name.log.offset"; fi
-  nohup java $JAVA_OPTS -jar "$JAR" server --config "$DIR/$name.json" >> "$DIR/$name.log" 2>&1 &
+  nohup java $(server_java_opts) -jar "$JAR" server --config "$DIR/$name.json" >> "$DIR/$name.log" 2>&1 &
   echo $! > "$DIR/$name.pid"
 }
 
@@ -166,6 +166,7 @@ case "$cmd" in
     ensure_toolchain
     ensure_postgres
     ensure_jar
+    ensure_cds
     mkdir -p "$DIR"
     echo "$fast" > "$DIR/fast"
     for s in "${SERVERS[@]}"; do ensure_key "$s"; done

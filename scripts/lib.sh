@@ -13,6 +13,16 @@ DB_USER="${SHINE_DB_USER:-postgres}"
 # out of memory once may keep answering while its event loops are gone. SHINE_JAVA_OPTS adds to it.
 JAVA_OPTS="-XX:+ExitOnOutOfMemoryError ${SHINE_JAVA_OPTS:-}"
 
+# Class-data sharing (issue 18, cold start). A server JVM started by the scripts maps the classes of shine-server.jar
+# from an archive instead of reading, parsing and verifying ~7,000 of them from the jar: about a third less CPU to
+# start. The archive is made by a training run of the server (cds_train: start, a little traffic, stop; the JVM
+# writes it at exit) once per build of the jar and per JVM, and used only while CDS_ARCHIVE.ok says it was made from
+# this jar by this java and has all its bytes (Java 17 dies of SIGBUS on a truncated archive); a stale or missing
+# archive only means a start without it. It is never written in place (a new one replaces the old by a rename, so a
+# running server keeps its mapping). SHINE_CDS=off: no archive. SHINE_SERVER_JAVA_OPTS adds options to the servers'
+# JVMs only (experiments), SHINE_JAVA_OPTS to every JVM.
+CDS_ARCHIVE="$ROOT/target/shine-server.jsa"
+
 log() { printf '[shine] %s\n' "$*" >&2; }
 die() { printf '[shine] error: %s\n' "$*" >&2; exit 1; }
 
@@ -176,4 +186,140 @@ wait_server_sessions() {
     sleep 0.5
   done
   log "warning: server sessions still missing:$missing"
+}
+
+# What an archive is valid for: the jar (size, modification time) and the java that runs it.
+cds_key() {
+  if [ -z "${CDS_KEY:-}" ]; then
+    CDS_KEY="jar $(stat -c '%s %Y' "$JAR" 2>/dev/null) java $(readlink -f "$(command -v java)") $(java -version 2>&1 | tr '\n' ' ')"
+  fi
+  printf '%s' "$CDS_KEY"
+}
+
+# True when CDS_ARCHIVE may be used: on, and made from this JAR by this java, all of it there.
+cds_usable() {
+  [ "${SHINE_CDS:-on}" != off ] && [ -f "$CDS_ARCHIVE" ] && [ -f "$CDS_ARCHIVE.ok" ] || return 1
+  case "$CDS_ARCHIVE" in *[[:space:]]*) return 1 ;; esac
+  [ "$(cat "$CDS_ARCHIVE.ok" 2>/dev/null)" = "size $(stat -c %s "$CDS_ARCHIVE") $(cds_key)" ]
+}
+
+# The options of a server JVM started from JAR: JAVA_OPTS, the archive when usable, SHINE_SERVER_JAVA_OPTS.
+server_java_opts() {
+  local opts="$JAVA_OPTS"
+  cds_usable && opts="$opts -XX:SharedArchiveFile=$CDS_ARCHIVE"
+  printf '%s' "$opts${SHINE_SERVER_JAVA_OPTS:+ $SHINE_SERVER_JAVA_OPTS}"
+}
+
+# Makes CDS_ARCHIVE when it is not usable (needs PostgreSQL: call after ensure_postgres and ensure_jar). Never fails:
+# without an archive the servers start as before.
+ensure_cds() {
+  [ "${SHINE_CDS:-on}" = off ] && return 0
+  cds_usable && return 0
+  case "$CDS_ARCHIVE" in *[[:space:]]*) log "no class-data sharing archive: its path has a space"; return 0 ;; esac
+  local started=$SECONDS
+  log "making the class-data sharing archive $CDS_ARCHIVE (once per build; SHINE_CDS=off skips it)"
+  if cds_train; then
+    log "class-data sharing archive made in $((SECONDS - started)) s"
+  else
+    log "warning: no class-data sharing archive (see $ROOT/target/cds-training.log); servers start without it"
+  fi
+  return 0
+}
+
+# A training run: the server on a free loopback port and a database of its own, until /ready answers; a little
+# traffic (the test bench's send, when its jar is there; the HTTP endpoints); SIGTERM; the JVM writes the archive
+# as it exits. The archive is then checked (a JVM must start on it with -Xshare:on) before it replaces CDS_ARCHIVE.
+cds_train() {
+  local dir="$ROOT/target/cds-training.$$" port="" db="shine_cds_training_$$" pid rc=0 ok="" candidate url path
+  local saved_traps
+  local logfile="$ROOT/target/cds-training.log"
+  rm -rf "$dir"; mkdir -p "$dir" || return 1
+  for _ in $(seq 1 20); do
+    candidate=$((20000 + RANDOM % 20000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then port=$candidate; break; fi
+  done
+  [ -n "$port" ] || { rm -rf "$dir"; return 1; }
+  url="ws://127.0.0.1:$port/ws"
+  cat > "$dir/cds.json" <<JSON
+{
+  "serverLogin": "cds-training",
+  "http": {"host": "127.0.0.1", "port": $port},
+  "publicUrl": "$url",
+  "egress": {"allowCidrs": ["127.0.0.0/8"]},
+  "db": {"host": "$DB_HOST", "port": $DB_PORT, "database": "$db", "user": "$DB_USER", "password": "${SHINE_DB_PASSWORD:-}"},
+  "admin": {"port": 0},
+  "peers": []
+}
+JSON
+  : > "$logfile"
+  java $JAVA_OPTS -XX:ArchiveClassesAtExit="$dir/shine-server.jsa" -jar "$JAR" server --config "$dir/cds.json" \
+    >> "$logfile" 2>&1 &
+  pid=$!
+  # interrupted (Ctrl-C): the training server goes too; the caller's own traps come back after
+  saved_traps=$(trap -p INT TERM)
+  trap 'kill -KILL "$pid" 2>/dev/null; rm -rf "$dir"; exit 130' INT TERM
+  for _ in $(seq 1 240); do
+    curl -fsS --max-time 5 "http://127.0.0.1:$port/ready" >/dev/null 2>&1 && { ok=1; break; }
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  if [ -n "$ok" ]; then
+    for path in /health /metrics /.well-known/shine-server /app/ /; do
+      curl -fsS --max-time 5 "http://127.0.0.1:$port$path" >/dev/null 2>&1 || true
+    done
+    if [ -f "$TOOLS_JAR" ]; then
+      timeout 120 java $JAVA_OPTS -XX:TieredStopAtLevel=1 -jar "$TOOLS_JAR" bench send --server "$url" --clients 2 \
+        --window 2 --seconds 1 --warmup 0 --grace 1 --compression offer --metrics on >> "$logfile" 2>&1 || true
+    fi
+  fi
+  kill -TERM "$pid" 2>/dev/null
+  # the archive is written as the JVM exits: a few seconds, more on a busy machine
+  for _ in $(seq 1 360); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid" 2>/dev/null; ok=""; }
+  wait "$pid" 2>/dev/null || rc=$?
+  if command -v psql >/dev/null; then
+    PGPASSWORD="${SHINE_DB_PASSWORD:-}" psql -h "$DB_HOST" -p "$DB_PORT" -U "$DB_USER" -d postgres -qc \
+      "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+  fi
+  if [ -n "$ok" ] && [ "$rc" = 0 ] && [ -s "$dir/shine-server.jsa" ] \
+      && java -Xshare:on -XX:SharedArchiveFile="$dir/shine-server.jsa" -jar "$JAR" --version >/dev/null 2>>"$logfile"; then
+    printf 'size %s %s\n' "$(stat -c %s "$dir/shine-server.jsa")" "$(cds_key)" > "$dir/ok"
+    mv -f "$dir/shine-server.jsa" "$CDS_ARCHIVE" && mv -f "$dir/ok" "$CDS_ARCHIVE.ok"
+  else
+    ok=""
+  fi
+  rm -rf "$dir"
+  trap - INT TERM
+  eval "$saved_traps"
+  [ -n "$ok" ]
+}
+
+# Fails unless a server JVM of JAR starts whatever the state of its archive: none, one whose CDS_ARCHIVE.ok does not
+# match (e.g. cut short: not handed to the JVM, which would die of SIGBUS), garbage that its .ok vouches for (the JVM
+# refuses it and starts without). Runs `--version`, no server; CDS_ARCHIVE is pointed at a scratch file meanwhile.
+check_cds() {
+  local real="$CDS_ARCHIVE" scratch opts out
+  scratch=$(mktemp -d)
+  CDS_ARCHIVE="$scratch/shine-server.jsa"
+  out=$(
+    opts=$(server_java_opts)
+    [[ "$opts" != *SharedArchiveFile* ]] || { echo "missing archive handed to the JVM"; exit 1; }
+    java $opts -jar "$JAR" --version >/dev/null 2>&1 || { echo "no start without an archive"; exit 1; }
+    head -c 100000 /dev/urandom > "$CDS_ARCHIVE"
+    echo "size 200000 $(cds_key)" > "$CDS_ARCHIVE.ok"
+    opts=$(server_java_opts)
+    [[ "$opts" != *SharedArchiveFile* ]] || { echo "an archive shorter than its .ok says was handed to the JVM"; exit 1; }
+    echo "size 100000 $(cds_key)" > "$CDS_ARCHIVE.ok"
+    opts=$(server_java_opts)
+    [[ "$opts" == *SharedArchiveFile* ]] || { echo "an archive its .ok vouches for was not used"; exit 1; }
+    java $opts -jar "$JAR" --version >/dev/null 2>&1 || { echo "no start on a corrupt archive"; exit 1; }
+    opts=$(SHINE_CDS=off server_java_opts)
+    [[ "$opts" != *SharedArchiveFile* ]] || { echo "SHINE_CDS=off still used the archive"; exit 1; }
+  ) || { rm -rf "$scratch"; CDS_ARCHIVE="$real"; die "class-data sharing: ${out:-check failed}"; }
+  rm -rf "$scratch"
+  CDS_ARCHIVE="$real"
+  log "class-data sharing checked: a server JVM starts with no archive, a cut-short one is not used, a corrupt one is refused"
 }

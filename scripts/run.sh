@@ -11,6 +11,7 @@ CONFIG="$(cd "$(dirname "$CONFIG")" && pwd)/$(basename "$CONFIG")"
 ensure_toolchain
 ensure_postgres
 ensure_jar
+ensure_cds
 
 # the first value of a key in the config (good enough for the flat examples in conf/; the server validates the file)
 value() { sed -n "s/.*\"$1\"[[:space:]]*:[[:space:]]*{[^}]*\"$2\"[[:space:]]*:[[:space:]]*\"\{0,1\}\([^\",}]*\).*/\1/p" "$CONFIG" | head -n 1; }
@@ -20,7 +21,7 @@ admin_host=$(value admin host); admin_port=$(value admin port)
 metrics_on=$(value metrics enabled)
 
 log "starting server with $CONFIG"
-java $JAVA_OPTS -jar "$JAR" server --config "$CONFIG" &
+java $(server_java_opts) -jar "$JAR" server --config "$CONFIG" &
 pid=$!
 signalled=""
 trap 'signalled=1; kill -TERM "$pid" 2>/dev/null' TERM INT

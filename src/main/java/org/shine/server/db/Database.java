@@ -9,6 +9,9 @@ import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.SqlClient;
+import io.vertx.sqlclient.SqlConnection;
+import java.util.ArrayList;
+import java.util.List;
 import org.shine.server.config.AppConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,6 +82,35 @@ public final class Database {
     // a run-time parameter in the startup message: PostgreSQL applies it to the whole session
     options.addProperty("statement_timeout", Long.toString(statementTimeoutMs));
     return options;
+  }
+
+  /**
+   * Opens {@code connections} connections of {@code pool} at once, then gives them back: a pool connects only when
+   * asked and keeps its idle connections, so the first requests after a start find them open instead of each waiting
+   * for a PostgreSQL backend to start. Never fails: a connection that does not open is logged and left to the pool,
+   * which connects on demand as before.
+   */
+  public static Future<Void> openConnections(Pool pool, int connections) {
+    List<Future<SqlConnection>> opening = new ArrayList<>(connections);
+    for (int i = 0; i < connections; i++) {
+      opening.add(pool.getConnection());
+    }
+    // all held until all are open: a connection given back at once would be handed out again instead of a new one
+    return Future.join(opening).transform(ar -> {
+      int failed = 0;
+      for (Future<SqlConnection> connection : opening) {
+        if (connection.succeeded()) {
+          connection.result().close();
+        } else {
+          failed++;
+        }
+      }
+      if (failed > 0) {
+        LOG.warn("{} of {} pool connections did not open at start; the pool opens them on demand", failed,
+            connections);
+      }
+      return Future.<Void>succeededFuture();
+    });
   }
 
   /** Makes sure a fresh database of a test or tool exists and carries the current schema (see {@link Migrator}). */

@@ -58,6 +58,11 @@ public final class NodeServices {
   static final int RESYNC_USERS_PER_MIN = 10_000;
   /** Hub subscribers a node keeps in memory; beyond, every user's events get their hub entry built. */
   private static final int HUB_SUBSCRIBERS_KNOWN = 1_000_000;
+  /**
+   * Pool connections opened at start (at most {@code db.poolSize}); the rest open on demand. Few: every node of a
+   * machine holds them while idle, and PostgreSQL's {@code max_connections} is shared by all.
+   */
+  static final int CONNECTIONS_AT_START = 4;
   private final Vertx vertx;
   private final AppConfig config;
   private final Clock clock;
@@ -123,10 +128,16 @@ public final class NodeServices {
     this.engine = new EngineClient(vertx.eventBus(), slots, config.delivery());
   }
 
-  /** Registers the node's local codecs and starts the directory cache's listener of card changes. */
+  /**
+   * Registers the node's local codecs, opens the pool's first connections and the health probe's (before the gateway
+   * answers {@code /ready}: the first requests do not wait for PostgreSQL's connection start-up), and starts the
+   * directory cache's listener of card changes.
+   */
   public Future<Void> start() {
     LocalCodecs.register(vertx);
-    return directory.start();
+    return Future.join(Database.openConnections(pool, Math.min(config.db().poolSize(), CONNECTIONS_AT_START)),
+            health.check())
+        .compose(v -> directory.start());
   }
 
   /** After every verticle is undeployed: stops the cache's listener and closes the pool. */
