@@ -5,11 +5,14 @@
 #             session after a full GC, fds, the heap histogram's growth per session, connect and login times, a
 #             GetUserCard round trip beside them vs without
 #   polls     `bench hub-polls`: N hub users with tokens, N long polls held; heap per poll after a full GC, fds, the
-#             histogram's growth per poll, a hub event's wake-up latency beside them vs with few
+#             histogram's growth per poll, the server's CPU while they wait, a hub event's wake-up latency beside
+#             them vs with few
+#   s1        scripts/bench.sh's S1 (`bench send`, 50 senders × 10 in flight, recipients online, 20 s) on the server
+#             alone, then again beside N idle sessions that a `bench sessions --hold-s` holds meanwhile
 # each on a server of its own (fresh JVM, fresh database), stopped after.
-#   scripts/scale-bench.sh [--only sessions|polls] [--sessions N] [--polls N] [--before-jar JAR] [--keep-db]
+#   scripts/scale-bench.sh [--only sessions,polls,s1] [--sessions N] [--polls N] [--before-jar JAR] [--keep-db]
 #                          [-- extra options for the bench command]
-# Defaults: both, --sessions 10000, --polls 5000. --before-jar JAR runs each part twice: the server from JAR
+# Defaults: sessions and polls, --sessions 10000, --polls 5000. --before-jar JAR runs each part twice: the server from JAR
 # ("before"), then from target/ ("after"); the load generator is always target/'s. The open-file limit is raised to
 # the hard limit (each session is a descriptor in the server and one in the load generator). The server listens on
 # 127.0.0.1:7651 (SHINE_SCALE_PORT_BASE=7650) with database shine_scale_s1 (SHINE_SCALE_DB=...); SHINE_SCALE_CONFIG
@@ -36,7 +39,7 @@ while [ $# -gt 0 ]; do
     --before-jar) before_jar="$2"; shift 2 ;;
     --keep-db) keep_db=1; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see scripts/scale-bench.sh --help)" ;;
   esac
 done
@@ -105,6 +108,30 @@ needed=$(( (sessions > polls ? sessions : polls) + 1000 ))
 [ "$(ulimit -n)" = unlimited ] || [ "$(ulimit -n)" -ge "$needed" ] \
   || die "open-file limit $(ulimit -n) is below $needed (one descriptor per session, in the server and here)"
 
+# run_s1 STEM: S1 alone, then S1 beside --sessions idle sessions (held by a bench sessions in the background).
+run_s1() {
+  local stem="$1" holder
+  local s1=(bench send --scenario S1 --clients 50 --window 10 --body 200 --compression offer --seconds 20 --warmup 3
+    --server "$URL" --server-pid "s1=$server_pid" --db-name "$DB")
+  local lines='^(window|send→recipient|accept latency|pairs sent|errors|per second|  cpu server)'
+  log "S1 alone: java -jar target/shine-tools.jar ${s1[*]}"
+  java $JAVA_OPTS -jar "$TOOLS_JAR" "${s1[@]}" > "$DIR/$stem-alone.out" 2>&1 || true
+  grep -E "$lines" "$DIR/$stem-alone.out" | sed 's/^/S1 alone: /' || true
+  java $JAVA_OPTS -jar "$TOOLS_JAR" bench sessions --server "$URL" --sessions "$sessions" --server-pid "$server_pid" \
+    --db-name "$DB" --top 0 --hold-s 900 > "$DIR/$stem-sessions.out" 2>&1 &
+  holder=$!
+  until grep -q '^holding ' "$DIR/$stem-sessions.out"; do
+    kill -0 "$holder" 2>/dev/null || { tail -n 5 "$DIR/$stem-sessions.out" >&2; die "bench sessions ended before holding"; }
+    sleep 1
+  done
+  grep -E '^(holding|server holding|per session)' "$DIR/$stem-sessions.out" || true
+  log "S1 beside the sessions"
+  java $JAVA_OPTS -jar "$TOOLS_JAR" "${s1[@]}" > "$DIR/$stem-beside.out" 2>&1 || true
+  grep -E "$lines" "$DIR/$stem-beside.out" | sed 's/^/S1 beside: /' || true
+  kill -TERM "$holder" 2>/dev/null || true
+  wait "$holder" 2>/dev/null || true
+}
+
 builds=(after)
 [ -n "$before_jar" ] && builds=(before after)
 IFS=',' read -r -a parts <<< "$only"
@@ -114,10 +141,15 @@ for part in "${parts[@]}"; do
     [ "$build" = before ] && jar="$before_jar"
     stem="$part-$build"
     start_server "$jar" "$stem-server"
+    if [ "$part" = s1 ]; then
+      run_s1 "$stem"
+      stop_server
+      continue
+    fi
     case "$part" in
       sessions) args=(bench sessions --server "$URL" --sessions "$sessions" --server-pid "$server_pid" --db-name "$DB") ;;
       polls) args=(bench hub-polls --server "$URL" --polls "$polls" --server-pid "$server_pid" --db-name "$DB") ;;
-      *) die "unknown part $part (sessions, polls)" ;;
+      *) die "unknown part $part (sessions, polls, s1)" ;;
     esac
     log "$part ($build): java -jar target/shine-tools.jar ${args[*]} ${extra[*]}"
     { java $JAVA_OPTS -jar "$TOOLS_JAR" "${args[@]}" "${extra[@]}" 2>&1 || echo "exit code $?"; } | tee "$DIR/$stem.out" \

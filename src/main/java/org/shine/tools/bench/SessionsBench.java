@@ -65,6 +65,10 @@ final class SessionsBench {
         description = "classes of the heap histogram's growth shown (0: no histogram)")
     int top;
 
+    @Option(names = "--hold-s", defaultValue = "0", paramLabel = "S",
+        description = "after the measures, hold the sessions S seconds more (for another load beside them)")
+    int holdS;
+
     @Option(names = "--tag", paramLabel = "TAG", description = "login prefix (default: random)")
     String tag;
   }
@@ -141,6 +145,10 @@ final class SessionsBench {
         System.out.printf(Locale.ROOT, "heap histogram, growth per session (top %d classes by bytes):%n", o.top);
         JvmProbe.growthLines(JvmProbe.growth(before.histogram(), holding.histogram(), o.top), opened)
             .forEach(System.out::println);
+      }
+      if (o.holdS > 0) {
+        System.out.printf(Locale.ROOT, "holding %d sessions for %d s...%n", opened - held.closed.get(), o.holdS);
+        Thread.sleep(o.holdS * 1000L);
       }
       held.close();
       Thread.sleep(CLOSE_SETTLE_MS);
