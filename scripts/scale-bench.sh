@@ -8,11 +8,14 @@
 #             histogram's growth per poll, the server's CPU while they wait, a hub event's wake-up latency beside
 #             them vs with few
 #   s1        scripts/bench.sh's S1 (`bench send`, 50 senders × 10 in flight, recipients online, 20 s) on the server
-#             alone, then again beside N idle sessions that a `bench sessions --hold-s` holds meanwhile
+#             alone (twice: the first run warms the JVM up), then again beside N idle sessions that a
+#             `bench sessions --hold-s` holds meanwhile
 # each on a server of its own (fresh JVM, fresh database), stopped after.
-#   scripts/scale-bench.sh [--only sessions,polls,s1] [--sessions N] [--polls N] [--before-jar JAR] [--keep-db]
-#                          [-- extra options for the bench command]
-# Defaults: sessions and polls, --sessions 10000, --polls 5000. --before-jar JAR runs each part twice: the server from JAR
+#   scripts/scale-bench.sh [--only sessions,polls,s1] [--sessions N] [--polls N] [--warm] [--before-jar JAR]
+#                          [--keep-db] [-- extra options for the bench command]
+# Defaults: sessions and polls, --sessions 10000, --polls 5000. --warm runs a first, unreported round of 3,000
+# sessions on the same server before the measured one (a node that has run a while: its JIT has compiled the login
+# path). --before-jar JAR runs each part twice: the server from JAR
 # ("before"), then from target/ ("after"); the load generator is always target/'s. The open-file limit is raised to
 # the hard limit (each session is a descriptor in the server and one in the load generator). The server listens on
 # 127.0.0.1:7651 (SHINE_SCALE_PORT_BASE=7650) with database shine_scale_s1 (SHINE_SCALE_DB=...); SHINE_SCALE_CONFIG
@@ -30,6 +33,7 @@ sessions=10000
 polls=5000
 before_jar=""
 keep_db=0
+warm=0
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -38,8 +42,9 @@ while [ $# -gt 0 ]; do
     --polls) polls="$2"; shift 2 ;;
     --before-jar) before_jar="$2"; shift 2 ;;
     --keep-db) keep_db=1; shift ;;
+    --warm) warm=1; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see scripts/scale-bench.sh --help)" ;;
   esac
 done
@@ -114,7 +119,9 @@ run_s1() {
   local s1=(bench send --scenario S1 --clients 50 --window 10 --body 200 --compression offer --seconds 20 --warmup 3
     --server "$URL" --server-pid "s1=$server_pid" --db-name "$DB")
   local lines='^(window|send→recipient|accept latency|pairs sent|errors|per second|  cpu server)'
-  log "S1 alone: java -jar target/shine-tools.jar ${s1[*]}"
+  log "S1 alone, twice (cold, warm): java -jar target/shine-tools.jar ${s1[*]}"
+  java $JAVA_OPTS -jar "$TOOLS_JAR" "${s1[@]}" > "$DIR/$stem-cold.out" 2>&1 || true
+  grep -E "$lines" "$DIR/$stem-cold.out" | sed 's/^/S1 alone, cold JVM: /' || true
   java $JAVA_OPTS -jar "$TOOLS_JAR" "${s1[@]}" > "$DIR/$stem-alone.out" 2>&1 || true
   grep -E "$lines" "$DIR/$stem-alone.out" | sed 's/^/S1 alone: /' || true
   java $JAVA_OPTS -jar "$TOOLS_JAR" bench sessions --server "$URL" --sessions "$sessions" --server-pid "$server_pid" \
@@ -151,6 +158,11 @@ for part in "${parts[@]}"; do
       polls) args=(bench hub-polls --server "$URL" --polls "$polls" --server-pid "$server_pid" --db-name "$DB") ;;
       *) die "unknown part $part (sessions, polls, s1)" ;;
     esac
+    if [ "$part" = sessions ] && [ "$warm" = 1 ]; then
+      log "sessions ($build): a first round of 3000 sessions to warm the server up (not reported)"
+      java $JAVA_OPTS -jar "$TOOLS_JAR" bench sessions --server "$URL" --sessions 3000 --top 0 --probes 200 \
+        > "$DIR/$stem-warmup.out" 2>&1 || log "the warm-up round failed; see $DIR/$stem-warmup.out"
+    fi
     log "$part ($build): java -jar target/shine-tools.jar ${args[*]} ${extra[*]}"
     { java $JAVA_OPTS -jar "$TOOLS_JAR" "${args[@]}" "${extra[@]}" 2>&1 || echo "exit code $?"; } | tee "$DIR/$stem.out" \
       | grep -v -E '^(bench sessions|hub-polls): [a-z ]+: [0-9]' || true
