@@ -17,10 +17,10 @@ import org.shine.server.model.UserCard;
 
 /** SQL of the directory: {@code user_card} and {@code user_access_servers_current}. */
 public final class DirectoryRepository {
-  private static final String SELECT_CARD =
-      "SELECT login, public_key, version, card_json FROM user_card WHERE login = $1";
-  private static final String SELECT_ROUTES =
-      "SELECT server_login, url FROM user_access_servers_current WHERE login = $1 ORDER BY position";
+  /** The card and its routes in one statement (a login reads this): a row per route, one without when none. */
+  private static final String SELECT_USER =
+      "SELECT c.public_key, c.version, c.card_json, r.server_login, r.url FROM user_card c"
+          + " LEFT JOIN user_access_servers_current r ON r.login = c.login WHERE c.login = $1 ORDER BY r.position";
   private static final String LOCK_LOGIN = "SELECT pg_advisory_xact_lock(hashtext('user_card:' || $1))";
   private static final String LOCK_CARD =
       "SELECT public_key, version, card_json FROM user_card WHERE login = $1";
@@ -39,18 +39,23 @@ public final class DirectoryRepository {
     this.pool = pool;
   }
 
-  /** The stored card of a login with its current routes. */
+  /** The stored card of a login with its current routes, read in one statement (every login reads it). */
   public Future<Optional<StoredUser>> find(String login) {
-    return pool.withConnection(conn -> conn.preparedQuery(SELECT_CARD).execute(Tuple.of(login))
-        .compose(cards -> {
-          if (cards.size() == 0) {
-            return Future.succeededFuture(Optional.<StoredUser>empty());
-          }
-          Row card = cards.iterator().next();
-          return conn.preparedQuery(SELECT_ROUTES).execute(Tuple.of(login))
-              .map(routes -> Optional.of(new StoredUser(login, card.getBuffer("public_key").getBytes(),
-                  card.getLong("version"), card.getString("card_json"), toRoutes(routes))));
-        }));
+    return pool.preparedQuery(SELECT_USER).execute(Tuple.of(login)).map(rows -> {
+      if (rows.size() == 0) {
+        return Optional.empty();
+      }
+      Row card = null;
+      List<UserCard.Route> routes = new ArrayList<>(2);
+      for (Row row : rows) {
+        card = card == null ? row : card;
+        if (row.getString("server_login") != null) {
+          routes.add(new UserCard.Route(row.getString("server_login"), row.getString("url")));
+        }
+      }
+      return Optional.of(new StoredUser(login, card.getBuffer("public_key").getBytes(), card.getLong("version"),
+          card.getString("card_json"), routes));
+    });
   }
 
   /** The stored cards of the users this server serves, as JSON text. */

@@ -53,12 +53,17 @@ public final class HubRepository {
    * handed-out event becomes visible again after the visibility timeout, with the same delivery id. Delivery ids
    * are per user (HubQueueSql), and an id is never committed after a greater one of the same user.
    */
+  /**
+   * Hands out the head if it is visible; either way answers the head's id and the time it was visible from (before
+   * this statement), so that a poll behind a head in flight knows when to look again. No row: the queue is empty.
+   */
   private static final String TAKE_HEAD =
-      "UPDATE hub_queue q SET visible_at_ms = $2 + $3 FROM ("
-          + " SELECT delivery_id, visible_at_ms FROM hub_queue WHERE login = $1 AND NOT acked"
-          + " ORDER BY delivery_id LIMIT 1 FOR UPDATE) head"
+      "WITH head AS (SELECT delivery_id, visible_at_ms FROM hub_queue WHERE login = $1 AND NOT acked"
+          + " ORDER BY delivery_id LIMIT 1 FOR UPDATE),"
+          + " taken AS (UPDATE hub_queue q SET visible_at_ms = $2 + $3 FROM head"
           + " WHERE q.login = $1 AND q.delivery_id = head.delivery_id AND head.visible_at_ms <= $2"
-          + " RETURNING q.delivery_id, q.body";
+          + " RETURNING q.delivery_id, q.body)"
+          + " SELECT head.delivery_id, head.visible_at_ms, taken.body FROM head LEFT JOIN taken USING (delivery_id)";
   private static final String RELEASE =
       "UPDATE hub_queue SET visible_at_ms = 0 WHERE login = $1 AND delivery_id = $2 AND NOT acked";
   private static final String ACK =
@@ -146,14 +151,19 @@ public final class HubRepository {
     });
   }
 
-  /** Hands out the user's oldest unacknowledged event if it is visible, hiding it for {@code visibilityMs}. */
-  public Future<Optional<QueuedEvent>> takeHead(String login, long nowMs, long visibilityMs) {
+  /**
+   * Hands out the user's oldest unacknowledged event if it is visible, hiding it for {@code visibilityMs}; else says
+   * whether there is one in flight and until when ({@link Head}).
+   */
+  public Future<Head> takeHead(String login, long nowMs, long visibilityMs) {
     return pool.preparedQuery(TAKE_HEAD).execute(Tuple.of(login, nowMs, visibilityMs)).map(rows -> {
       if (rows.size() == 0) {
-        return Optional.empty();
+        return Head.EMPTY;
       }
       Row row = rows.iterator().next();
-      return Optional.of(new QueuedEvent(row.getLong("delivery_id"), row.getString("body")));
+      String body = row.getString("body");
+      return body != null ? Head.taken(new QueuedEvent(row.getLong("delivery_id"), body))
+          : Head.inFlightUntil(row.getLong("visible_at_ms"));
     });
   }
 
@@ -198,5 +208,22 @@ public final class HubRepository {
 
   /** An event handed out with its delivery id. */
   public record QueuedEvent(long deliveryId, String body) {
+  }
+
+  /**
+   * What a look at the head of a user's queue found: the event it handed out ({@code taken}), or none, in which case
+   * {@code visibleAtMs} is when the head handed out to another poll becomes visible again (0: the queue is empty).
+   */
+  public record Head(QueuedEvent taken, long visibleAtMs) {
+    /** Nothing queued. */
+    public static final Head EMPTY = new Head(null, 0);
+
+    public static Head taken(QueuedEvent event) {
+      return new Head(Objects.requireNonNull(event), 0);
+    }
+
+    public static Head inFlightUntil(long visibleAtMs) {
+      return new Head(null, visibleAtMs);
+    }
   }
 }

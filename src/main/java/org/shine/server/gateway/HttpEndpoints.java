@@ -2,6 +2,7 @@ package org.shine.server.gateway;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.net.SocketAddress;
@@ -74,6 +75,11 @@ final class HttpEndpoints {
         // metrics SPI before the connection's metric is set (an NPE in vertx-micrometer's requestBegin), and that
         // request is never answered; seen at start-up under reconnecting clients
         .setHttp2ClearTextEnabled(false)
+        // every response is written on its connection's event loop (a handler that waits for work done elsewhere
+        // answers back on its own context, see ready()), so a connection needs no queue for writes from other
+        // threads: that queue is 4 KiB of heap per connection, and an upgraded WebSocket keeps its HTTP connection
+        // for its whole life (issue 18: the heap an idle session holds)
+        .setStrictThreadMode(true)
         .setReadIdleTimeout((int) Math.min(Integer.MAX_VALUE, backstopIdleMs))
         .setIdleTimeoutUnit(TimeUnit.MILLISECONDS);
   }
@@ -152,7 +158,9 @@ final class HttpEndpoints {
    * 503 {@code DOWN} when the database does not, 503 {@code DRAINING} while shutting down.
    */
   private void ready(RoutingContext ctx) {
-    health.check().onComplete(ar -> {
+    // the check may be one that another event loop started, and completes there: answer on this one
+    Context here = vertx.getOrCreateContext();
+    health.check().onComplete(ar -> here.runOnContext(v -> {
       boolean database = ar.succeeded() && ar.result();
       boolean shuttingDown = draining.getAsBoolean();
       String status = shuttingDown ? "DRAINING" : database ? "UP" : "DOWN";
@@ -164,7 +172,7 @@ final class HttpEndpoints {
             .putHeader("content-type", "application/json").putHeader("cache-control", "no-cache")
             .end(body.toString());
       }
-    });
+    }));
   }
 
   /** {@code GET /metrics}: formatting every meter is CPU work that grows with the meters, so not on an event loop. */

@@ -91,7 +91,7 @@ final class LoginHandler {
       session.login = login;
       // events flow from the moment the login is answered: wait until the consumer is registered
       session.events = bus.consumer(Addresses.userEvents(login), event -> {
-        if (!session.id.equals(event.headers().get(Addresses.EXCEPT_SESSION_HEADER))) {
+        if (!session.isNamedBy(event.headers().get(Addresses.EXCEPT_SESSION_HEADER))) {
           session.pushEvent.accept(event.body());
         }
       });
@@ -179,13 +179,13 @@ final class LoginHandler {
       }
       signed = ServerIdentity.loginBytes(serverLogin, caller, challengeB64);
     }
-    ServerLoginCheck check = new ServerLoginCheck(caller, signed, signature, null, session.remoteIp);
+    ServerLoginCheck check = new ServerLoginCheck(caller, signed, signature, null, session.host());
     return BusReplies.<Boolean>request(bus, Addresses.PEER_VERIFY_LOGIN, check).compose(ok -> {
       if (!session.anonymous()) {
         return Future.failedFuture(ProtocolErrors.alreadyAuthenticated(session.who()));
       }
       session.serverLogin = caller;
-      LOG.info("server session authenticated [serverLogin: {}, address: {}]", caller, session.address);
+      LOG.info("server session authenticated [serverLogin: {}, address: {}]", caller, session.address());
       return Future.succeededFuture(frames.object().put("serverLogin", caller));
     });
   }

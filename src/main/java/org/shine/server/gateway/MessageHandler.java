@@ -45,7 +45,7 @@ final class MessageHandler {
     byte[] incoming = Containers.field(fields, "incomingBlobB64");
     byte[] outgoing = Containers.field(fields, "outgoingBlobB64");
     return BusReplies.<SendPairResult>request(bus, Addresses.DM_SEND_PAIR,
-            new SendPairCommand(session.login, incoming, outgoing, session.id))
+            new SendPairCommand(session.login, incoming, outgoing, session.id()))
         .map(result -> frames.object()
             .put("baseKey", result.baseKey())
             .put("incomingKey", result.incomingKey())
@@ -56,7 +56,7 @@ final class MessageHandler {
   Future<JsonNode> sendReadReceipt(Session session, JsonNode payload) {
     byte[] receipt = Containers.field(Fields.of(payload, "payload", Set.of("receiptBlobB64")), "receiptBlobB64");
     return BusReplies.<SignalService.SignalResult>request(bus, Addresses.DM_READ_RECEIPT,
-            new SignalCommand(session.login, receipt, session.id))
+            new SignalCommand(session.login, receipt, session.id()))
         .map(result -> frames.object().put("receiptKey", result.signalKey()).put("baseKey", result.ref())
             .put("deliveryState", result.deliveryState().wire()));
   }
@@ -65,7 +65,7 @@ final class MessageHandler {
     byte[] tombstone = Containers.field(Fields.of(payload, "payload", Set.of("tombstoneBlobB64")),
         "tombstoneBlobB64");
     return BusReplies.<SignalService.SignalResult>request(bus, Addresses.DM_DELETE,
-            new SignalCommand(session.login, tombstone, session.id))
+            new SignalCommand(session.login, tombstone, session.id()))
         .map(result -> frames.object().put("tombstoneKey", result.signalKey()).put("messageKey", result.ref()));
   }
 

@@ -59,6 +59,6 @@ final class ServerTrust {
 
   private boolean legacyPeer(Session session, String serverLogin) {
     return config.peer(serverLogin).map(p -> p.protocol() == AppConfig.PeerProtocol.V1).orElse(false)
-        && legacyAddresses.of(serverLogin, session.remoteIp);
+        && legacyAddresses.of(serverLogin, session.host());
   }
 }

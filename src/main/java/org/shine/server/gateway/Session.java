@@ -9,15 +9,14 @@ import org.shine.server.metrics.SessionKind;
 
 /**
  * State of one WebSocket connection; touched only on its gateway instance's event loop. A session is anonymous,
- * a user's (after AuthLogin) or a server's (after ServerAuthLogin), never both.
+ * a user's (after AuthLogin) or a server's (after ServerAuthLogin), never both. A node may hold tens of thousands
+ * of idle sessions, so what one holds while it waits is kept small: its id is made when first needed, its address is
+ * read from the socket (issue 18).
  */
 final class Session {
-  /** Unique across the nodes of a deployment: names this session in {@code Addresses.EXCEPT_SESSION_HEADER}. */
-  final String id = UUID.randomUUID().toString();
   final ServerWebSocket socket;
-  final String address;
-  /** The client's IP address (without the port). */
-  final String remoteIp;
+  /** Unique across the nodes of a deployment, once made ({@link #id()}). */
+  private String id;
   String login;
   String serverLogin;
   String challengeLogin;
@@ -39,13 +38,27 @@ final class Session {
   /** Writes a server-pushed event to this session (set by the gateway). */
   Consumer<String> pushEvent = frame -> { };
 
-  Session(ServerWebSocket socket, String address, String remoteIp, long nowNanos) {
+  Session(ServerWebSocket socket, long nowNanos) {
     this.socket = socket;
-    this.address = address;
-    this.remoteIp = remoteIp;
     this.lastRequestNanos = nowNanos;
     this.lastHeardNanos = nowNanos;
     this.lastPingNanos = nowNanos;
+  }
+
+  /**
+   * What names this session in {@code Addresses.EXCEPT_SESSION_HEADER} (an event for every session of its user but
+   * this one), unique across the nodes of a deployment; made by the first request that needs it.
+   */
+  String id() {
+    if (id == null) {
+      id = UUID.randomUUID().toString();
+    }
+    return id;
+  }
+
+  /** Whether {@code except} (an event's {@code EXCEPT_SESSION_HEADER}, or null) names this session. */
+  boolean isNamedBy(String except) {
+    return id != null && id.equals(except);
   }
 
   /** Logged in as a user. */
@@ -73,8 +86,14 @@ final class Session {
     return remote == null ? "" : remote.hostAddress();
   }
 
+  /** The client's address and port ({@code 127.0.0.1:40000}), for logs. */
+  String address() {
+    SocketAddress remote = socket.remoteAddress();
+    return remote == null ? "" : remote.hostAddress() + ":" + remote.port();
+  }
+
   /** Who this session is, for logs. */
   String who() {
-    return login != null ? login : serverLogin != null ? "server " + serverLogin : "anonymous " + address;
+    return login != null ? login : serverLogin != null ? "server " + serverLogin : "anonymous " + address();
   }
 }

@@ -129,14 +129,15 @@ final class SessionKeeper {
 
   /** The session of a new WebSocket; null (and the socket closed) while draining. */
   Session open(ServerWebSocket socket) {
-    Runnable release = releases.getOrDefault(key(socket.remoteAddress()), () -> { });
+    // from here on the WebSocket's close gives the place back: the table keeps nothing for an open session
+    Runnable found = releases.remove(key(socket.remoteAddress()));
+    Runnable release = found != null ? found : () -> { };
     if (draining) {
       socket.closeHandler(v -> release.run());
       socket.close(CLOSE_GOING_AWAY, "server is shutting down");
       return null;
     }
-    Session session = new Session(socket, key(socket.remoteAddress()),
-        socket.remoteAddress() == null ? "" : socket.remoteAddress().hostAddress(), nanoClock.getAsLong());
+    Session session = new Session(socket, nanoClock.getAsLong());
     session.pushEvent = frame -> push(session, frame);
     sessions.add(session);
     metrics.sessionOpened();

@@ -3,9 +3,7 @@ package org.shine.server.hub;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.sqlclient.Pool;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -124,48 +122,37 @@ public final class HubService {
     return nextEvent(login, holdMs).map(Optional::ofNullable).onComplete(ar -> polls.release(login));
   }
 
-  /** The next event, or null once {@code holdMs} has passed without one. */
+  /** The next event, or null once {@code holdMs} has passed without one ({@link PollWait}). */
   private Future<HubRepository.QueuedEvent> nextEvent(String login, long holdMs) {
     long visibilityMs = config.hub().visibilityTimeoutS() * 1000;
     return hub.takeHead(login, clock.millis(), visibilityMs).compose(head -> {
-      if (head.isPresent() || holdMs == 0) {
-        return Future.succeededFuture(head.orElse(null));
+      if (head.taken() != null || holdMs == 0) {
+        return Future.succeededFuture(head.taken());
       }
-      Promise<HubRepository.QueuedEvent> result = Promise.promise();
-      MessageConsumer<String> wake = vertx.eventBus().consumer(Addresses.hubWake(login));
-      Runnable retry = () -> {
-        if (result.future().isComplete()) {
-          return;
-        }
-        hub.takeHead(login, clock.millis(), visibilityMs).onComplete(ar -> {
-          if (ar.failed()) {
-            result.tryFail(ar.cause());
-          } else if (ar.result().isPresent() && !result.tryComplete(ar.result().get())) {
-            // the wait ended while this look was in flight: give the event back rather than hide it unseen
-            hub.release(login, ar.result().get().deliveryId());
-          }
-        });
-      };
-      wake.handler(m -> retry.run());
-      // a handed-out event whose visibility ends while we wait must be found too: look again now and then
-      long recheck = vertx.setPeriodic(Math.max(100, Math.min(visibilityMs, 1000)), id -> retry.run());
-      long end = vertx.setTimer(holdMs, id -> result.tryComplete(null));
-      return wake.completion().compose(v -> {
-        retry.run();
-        return result.future();
-      }).onComplete(ar -> {
-        vertx.cancelTimer(recheck);
-        vertx.cancelTimer(end);
-        wake.unregister();
-      });
+      PollWait wait = new PollWait(vertx, clock, () -> hub.takeHead(login, clock.millis(), visibilityMs),
+          event -> hub.release(login, event.deliveryId()).onSuccess(v -> wakePolls(login)));
+      return wait.await(vertx.eventBus().consumer(Addresses.hubWake(login)), holdMs);
     });
+  }
+
+  /**
+   * The head of {@code login}'s queue changed without a new event (acked, or given back): its polls waiting on any
+   * node look again, since the next event may be visible now.
+   */
+  private void wakePolls(String login) {
+    vertx.eventBus().publish(Addresses.hubWake(login), "head");
   }
 
   /** ACKs {@code deliveryId} of the token's user (again: still fine); 404 when the user has no such delivery. */
   Future<Void> ack(HubRepository.StoredToken token, long deliveryId) {
-    return hub.ack(deliveryId, token.login()).compose(found -> found ? Future.<Void>succeededFuture()
-        : Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.UNKNOWN_DELIVERY,
-            "no delivery " + deliveryId + " for this user")));
+    return hub.ack(deliveryId, token.login()).compose(found -> {
+      if (!found) {
+        return Future.failedFuture(new ProtocolException(Status.NOT_FOUND, ErrorCode.UNKNOWN_DELIVERY,
+            "no delivery " + deliveryId + " for this user"));
+      }
+      wakePolls(token.login());
+      return Future.succeededFuture();
+    });
   }
 
   /**

@@ -28,6 +28,7 @@ import picocli.CommandLine.Option;
         BenchCommand.CatchUp.class,
         BenchCommand.HubThroughput.class,
         BenchCommand.HubPolls.class,
+        BenchCommand.Sessions.class,
         BenchCommand.SlowReader.class,
         BenchCommand.Spam.class,
         HelpCommand.class,
@@ -162,7 +163,8 @@ public final class BenchCommand {
   }
 
   @Command(name = "hub-polls", mixinStandardHelpOptions = true,
-      description = "N concurrent long polls (server RSS with --server-pid) and the wake-up latency of W of them.")
+      description = {"N concurrent long polls on one server (each renewed as it ends): heap per poll after a full GC,",
+          "fds, the server's CPU while they wait, and the wake-up latency of W events alone vs beside them."})
   static final class HubPolls implements Callable<Integer> {
     @Option(names = "--server", required = true, paramLabel = "URL", description = "ws://host:port/ws")
     String server;
@@ -173,8 +175,15 @@ public final class BenchCommand {
     @Option(names = "--wake", defaultValue = "200", paramLabel = "W", description = "polls woken by a send")
     int wake;
 
-    @Option(names = "--server-pid", paramLabel = "PID", description = "the server process, for its RSS")
+    @Option(names = "--server-pid", paramLabel = "PID", description = "the server process: heap, histogram, fds, CPU")
     Long serverPid;
+
+    @Option(names = "--db-name", paramLabel = "NAME", description = "the server's database (its backends' CPU)")
+    String dbName;
+
+    @Option(names = "--top", defaultValue = "20", paramLabel = "T",
+        description = "classes of the heap histogram's growth shown (0: no histogram)")
+    int top;
 
     private final CliContext context;
 
@@ -184,7 +193,24 @@ public final class BenchCommand {
 
     @Override
     public Integer call() throws Exception {
-      return HubBench.polls(server, polls, wake, serverPid, context);
+      return HubBench.polls(server, polls, wake, serverPid, dbName, top, context);
+    }
+  }
+
+  @Command(name = "sessions", mixinStandardHelpOptions = true, description = SessionsBench.DESCRIPTION)
+  static final class Sessions implements Callable<Integer> {
+    @Mixin
+    SessionsBench.Options options;
+
+    private final CliContext context;
+
+    Sessions(CliContext context) {
+      this.context = context;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+      return SessionsBench.run(options, context);
     }
   }
 

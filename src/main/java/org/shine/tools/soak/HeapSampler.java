@@ -1,14 +1,10 @@
 package org.shine.tools.soak;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import org.shine.tools.probe.JvmProbe;
 
 /**
  * The servers' heap after a full GC ({@code jcmd PID GC.run}, then {@code GC.heap_info}) and open descriptors: a
@@ -17,7 +13,6 @@ import java.util.regex.Pattern;
  */
 final class HeapSampler {
   private static final long EVERY_MS = 60_000;
-  private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
 
   /** Heap after a full GC (KiB) and open descriptors of one server process; -1 where unknown. */
   record Sample(long pid, long heapKb, long fds) {
@@ -54,9 +49,9 @@ final class HeapSampler {
     Map<String, Sample> samples = new LinkedHashMap<>();
     for (String name : settings.names()) {
       long pid = servers.pidOf(name);
-      long heap = heapAfterGc(pid);
+      long heap = JvmProbe.heapAfterGcKb(pid);
       heapKb.put(name, heap);
-      samples.put(name, new Sample(pid, heap, ServerProcesses.fds(pid)));
+      samples.put(name, new Sample(pid, heap, JvmProbe.fds(pid)));
     }
     StringBuilder line = new StringBuilder(label).append(" at ").append(elapsed).append(':');
     samples.forEach((name, s) -> line.append(String.format(Locale.ROOT, " %s heap %s fds %d", name,
@@ -68,35 +63,13 @@ final class HeapSampler {
   private void loop() {
     while (on) {
       for (String name : settings.names()) {
-        heapKb.put(name, heapAfterGc(servers.pidOf(name)));
+        heapKb.put(name, JvmProbe.heapAfterGcKb(servers.pidOf(name)));
       }
       try {
         SoakThreads.sleepUntil(System.currentTimeMillis() + EVERY_MS);
       } catch (InterruptedException e) {
         return;
       }
-    }
-  }
-
-  private static long heapAfterGc(long pid) {
-    if (pid <= 0 || jcmd(pid, "GC.run") == null) {
-      return -1;
-    }
-    String info = jcmd(pid, "GC.heap_info");
-    Matcher used = info == null ? null : HEAP_USED.matcher(info);
-    return used != null && used.find() ? Long.parseLong(used.group(1)) : -1;
-  }
-
-  private static String jcmd(long pid, String command) {
-    try {
-      Process process = new ProcessBuilder("jcmd", Long.toString(pid), command).redirectErrorStream(true).start();
-      String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      return process.waitFor(30, TimeUnit.SECONDS) && process.exitValue() == 0 ? out : null;
-    } catch (IOException e) {
-      return null;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return null;
     }
   }
 

@@ -1,6 +1,5 @@
 package org.shine.tools.soak;
 
-import java.io.File;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -91,11 +90,5 @@ final class ServerProcesses {
     } catch (URISyntaxException e) {
       throw new IllegalStateException(e);
     }
-  }
-
-  /** Open descriptors of a process ({@code /proc/PID/fd}), or -1 when unknown. */
-  static long fds(long pid) {
-    String[] entries = pid <= 0 ? null : new File("/proc/" + pid + "/fd").list();
-    return entries == null ? -1 : entries.length;
   }
 }

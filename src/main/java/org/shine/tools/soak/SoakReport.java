@@ -4,6 +4,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.shine.tools.ledger.LedgerResult;
+import org.shine.tools.probe.JvmProbe;
 import org.shine.tools.soak.HeapSampler.Sample;
 
 /**
@@ -49,7 +50,7 @@ final class SoakReport {
         .append(" restarts ").append(restarts.count()).append(" |");
     for (String name : settings.names()) {
       line.append(String.format(Locale.ROOT, " %s heap %s fds %d", name, HeapSampler.mb(heap.lastHeapKb(name)),
-          ServerProcesses.fds(servers.pidOf(name))));
+          JvmProbe.fds(servers.pidOf(name))));
     }
     System.out.println(line);
   }

@@ -25,6 +25,8 @@ public final class Registrar implements AutoCloseable {
   /** The loopback source addresses taken in turn: 127.1.0.1 to 127.1.249.250. */
   private static final long ADDRESSES = 250L * 250;
   private static final long POLL_MS = 50;
+  /** Publishes in flight in {@link #publishAll}. */
+  private static final int WINDOW = 32;
   private final Vertx vertx;
   private final Map<String, ShineClient> clients = new LinkedHashMap<>();
   private final Map<String, List<String>> logins = new LinkedHashMap<>();
@@ -56,6 +58,22 @@ public final class Registrar implements AutoCloseable {
   /** As {@link #publish(String, KeyFile, List, List)} on the routes' own URLs. */
   public Future<Void> publish(String login, KeyFile key, List<Map.Entry<String, String>> routes) {
     return publish(login, key, routes, routes.stream().map(Map.Entry::getValue).distinct().toList());
+  }
+
+  /**
+   * Publishes the card of every key (its login, version 1, {@code routes}) as {@link #publish(String, KeyFile, List)}
+   * does, {@value #WINDOW} at a time, counting each in {@code published}; for the tools that register thousands.
+   */
+  public void publishAll(List<KeyFile> keys, List<Map.Entry<String, String>> routes, AtomicLong published) {
+    List<Future<Void>> window = new ArrayList<>();
+    for (KeyFile key : keys) {
+      window.add(publish(key.login().orElseThrow(), key, routes).onSuccess(v -> published.incrementAndGet()));
+      if (window.size() == WINDOW) {
+        Future.all(window).await();
+        window.clear();
+      }
+    }
+    Future.all(window).await();
   }
 
   /**

@@ -43,7 +43,7 @@ class ErrorEdgeTest {
   private final List<String> written = new ArrayList<>();
   private final AtomicBoolean storageUp = new AtomicBoolean(true);
   private final AtomicInteger suspicions = new AtomicInteger();
-  private final Session session = new Session(new FakeSocket(40_000).socket, "127.0.0.1:40000", "127.0.0.1", 1);
+  private final Session session = new Session(new FakeSocket(40_000).socket, 1);
   private final ErrorEdge edge = new ErrorEdge(new Frames(Json.MAPPER), metrics, storageUp::get,
       suspicions::incrementAndGet, (to, frame) -> {
         assertThat(to).isSameAs(session);

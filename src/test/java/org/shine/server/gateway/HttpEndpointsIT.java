@@ -15,6 +15,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -91,6 +94,21 @@ class HttpEndpointsIT {
     assertThat(loops.path("status").asText()).isEqualTo("UP");
     assertThat(loops.path("count").asInt()).isPositive();
     assertThat(loops.path("silent").asInt()).isZero();
+  }
+
+  @Test
+  @DisplayName("GET /ready answers every one of many requests at once: each on its own connection's event loop, though"
+      + " they join one database check started on another (the HTTP server runs in strict thread mode)")
+  void readyUnderConcurrentRequests() throws Exception {
+    List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      answers.add(HTTP.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/ready"))
+          .timeout(Duration.ofSeconds(20)).GET().build(), HttpResponse.BodyHandlers.ofString()));
+    }
+
+    for (CompletableFuture<HttpResponse<String>> answer : answers) {
+      assertThat(answer.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
   }
 
   @Test

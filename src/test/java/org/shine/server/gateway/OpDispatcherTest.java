@@ -133,7 +133,7 @@ class OpDispatcherTest {
   }
 
   private static Session session() {
-    return new Session(new FakeSocket(40_000).socket, "127.0.0.1:40000", "127.0.0.1", 1);
+    return new Session(new FakeSocket(40_000).socket, 1);
   }
 
   private static Session user(String login) {

@@ -110,7 +110,7 @@ class HubIT {
 
     HttpResponse<String> first = hub.get("/messages?waitS=5", access);
     HttpResponse<String> whileHidden = hub.get("/messages?waitS=0", access);
-    // a waiting poll looks again now and then: it gets the event once its visibility timeout has passed
+    // a waiting poll looks again when the visibility timeout of the event in flight ends: it gets the event then
     HttpResponse<String> again = hub.get("/messages?waitS=5", access);
 
     String id = first.headers().firstValue("X-Delivery-Id").orElseThrow();
