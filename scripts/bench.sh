@@ -31,6 +31,8 @@
 # the abuse scenarios and SHINE_BENCH_FLOOD_RATE their flood. Servers listen on 127.0.0.1:7301..7304
 # (SHINE_BENCH_PORT_BASE=7300) on databases shine_bench_s1..s4 (SHINE_BENCH_DB_PREFIX=shine_bench: two runs on one
 # machine need both apart); logs, configs, keys and each run's full output are in run/bench/.
+# Servers from target/ start on its class-data sharing archive (scripts/lib.sh; made once per build), --before-jar's
+# without; SHINE_CDS=off: all without. SHINE_SERVER_JAVA_OPTS adds JVM options to the servers only.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 DIR="$ROOT/run/bench"
@@ -64,7 +66,7 @@ while [ $# -gt 0 ]; do
     --no-write) write=0; shift ;;
     --jfr) jfr=1; shift ;;
     --before-jar) before_jar="$2"; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see scripts/bench.sh --help)" ;;
   esac
 done
