@@ -111,10 +111,11 @@ public record AppConfig(
   }
 
   /**
-   * Two-server sync pacing (PROTOCOL §8): pages per pull run, and how often a user may ask for a full re-sync
-   * ({@code MarkAllUserSettingsUnsynced}).
+   * Two-server sync pacing (PROTOCOL §8): pages per pull run, how often a user may ask for a full re-sync
+   * ({@code MarkAllUserSettingsUnsynced}), and how long a session's new pair waits for its forward (seed §4 step 7)
+   * before sync offers it to the sender's sibling ({@code forwardHoldMs}; a failed forward ends the wait at once).
    */
-  public record Sync(long periodMs, int pageSize, int maxPagesPerRun, int markAllPerUserPerMin) {
+  public record Sync(long periodMs, int pageSize, int maxPagesPerRun, int markAllPerUserPerMin, long forwardHoldMs) {
   }
 
   /** HTTP polling hub (PROTOCOL §10). */

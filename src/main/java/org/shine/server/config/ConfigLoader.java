@@ -231,6 +231,7 @@ public final class ConfigLoader {
     require(c.sync().pageSize() >= 1, "sync.pageSize must be positive");
     require(c.sync().maxPagesPerRun() >= 1, "sync.maxPagesPerRun must be positive");
     require(c.sync().markAllPerUserPerMin() >= 1, "sync.markAllPerUserPerMin must be positive");
+    require(c.sync().forwardHoldMs() >= 0, "sync.forwardHoldMs must not be negative");
     require(c.delivery().maxInFlightPerDestination() >= 1, "delivery.maxInFlightPerDestination must be positive");
     require(c.delivery().maxInFlightPerSender() >= 1, "delivery.maxInFlightPerSender must be positive");
     require(c.delivery().timeoutsToDown() >= 1, "delivery.timeoutsToDown must be positive");

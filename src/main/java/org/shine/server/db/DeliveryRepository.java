@@ -7,11 +7,14 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.shine.server.model.CopyKey;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.model.HubEntry;
 
@@ -90,6 +93,12 @@ public final class DeliveryRepository {
       "SELECT d.state FROM dm_message m"
           + " LEFT JOIN dm_delivery d ON d.base_key = m.base_key AND d.revision = m.revision"
           + " WHERE m.owner = $1 AND m.base_key = $2 AND m.direction = 2";
+
+  /* STATUS for a batch of (owner, baseKey): one row per stored sender's copy */
+  private static final String STATUSES =
+      "SELECT m.owner, m.base_key, d.state FROM unnest($1::text[], $2::text[]) AS k(owner, base_key)"
+          + " JOIN dm_message m ON m.owner = k.owner AND m.base_key = k.base_key AND m.direction = 2"
+          + " LEFT JOIN dm_delivery d ON d.base_key = m.base_key AND d.revision = m.revision";
 
   private static final String STATE_OF = "SELECT state FROM dm_delivery WHERE base_key = $1 AND revision = $2";
   private static final String LATEST_ROW =
@@ -174,6 +183,28 @@ public final class DeliveryRepository {
       }
       String state = rows.iterator().next().getString("state");
       return Optional.of(state == null ? DeliveryState.ACCEPTED : DeliveryState.fromWire(state));
+    });
+  }
+
+  /**
+   * {@link #status} of several sender's copies in one statement: the state of each one stored here (a copy without a
+   * row is {@code accepted}); a copy not stored here is absent.
+   */
+  public Future<Map<CopyKey, DeliveryState>> statuses(List<CopyKey> copies) {
+    String[] owners = new String[copies.size()];
+    String[] baseKeys = new String[copies.size()];
+    for (int i = 0; i < copies.size(); i++) {
+      owners[i] = copies.get(i).owner();
+      baseKeys[i] = copies.get(i).baseKey();
+    }
+    return pool.preparedQuery(STATUSES).execute(Tuple.tuple(List.of(owners, baseKeys))).map(rows -> {
+      Map<CopyKey, DeliveryState> found = new HashMap<>();
+      for (Row row : rows) {
+        String state = row.getString("state");
+        found.put(new CopyKey(row.getString("owner"), row.getString("base_key")),
+            state == null ? DeliveryState.ACCEPTED : DeliveryState.fromWire(state));
+      }
+      return found;
     });
   }
 

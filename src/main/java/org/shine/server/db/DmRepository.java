@@ -52,9 +52,9 @@ public final class DmRepository {
       "WITH input AS ("
           + " SELECT * FROM unnest($1::text[], $2::text[], $3::int2[], $4::text[], $5::int8[], $6::int8[],"
           + " $7::bytea[], $8::bytea[], $9::text[], $10::bool[], $12::int8[], $13::int4[], $14::int8[],"
-          + " $15::int8[], $16::text[], $17::text[]) WITH ORDINALITY"
+          + " $15::int8[], $16::text[], $17::text[], $19::int8[]) WITH ORDINALITY"
           + " AS t(owner, base_key, direction, peer, created_at_ms, revision, blob, pair_blob, delivery_state, synced,"
-          + " lease_until_ms, attempts, next_attempt_at_ms, accepted_at_ms, hub_key, hub_body, ord)"
+          + " lease_until_ms, attempts, next_attempt_at_ms, accepted_at_ms, hub_key, hub_body, sync_hold, ord)"
           + "), written AS ("
           + " INSERT INTO dm_message AS m (owner, base_key, direction, peer, created_at_ms, revision, blob, pair_blob,"
           + " stored_at_ms, read_at_ms, deleted)"
@@ -84,8 +84,9 @@ public final class DmRepository {
           + " ON CONFLICT (owner, item_type, item_key, revision) DO NOTHING"
           + " RETURNING sync_id, owner, item_type, item_key, synced, created_at_ms"
           + ")"
-          + SyncQueueSql.queue("SELECT sync_id, owner, item_type, item_key, created_at_ms FROM outbox WHERE NOT synced",
-              "$18")
+          + SyncQueueSql.queueHeld("SELECT o.sync_id, o.owner, o.item_type, o.item_key, o.created_at_ms,"
+              + " i.sync_hold AS visible_at_ms FROM outbox o JOIN input i ON i.owner = o.owner AND i.base_key = o.item_key"
+              + " WHERE NOT o.synced", "$18")
           + HubQueueSql.queue("SELECT i.owner AS login, i.hub_key AS event_key, i.hub_body AS body, i.ord"
               + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key"
               + " WHERE i.hub_body <> ''", "$11")
@@ -177,6 +178,7 @@ public final class DmRepository {
     Long[] acceptedAt = new Long[n];
     String[] hubKeys = new String[n];
     String[] hubBodies = new String[n];
+    Long[] syncHolds = new Long[n];
     for (int i = 0; i < n; i++) {
       CopyWrite c = copies.get(i);
       owners[i] = c.key().owner();
@@ -202,9 +204,11 @@ public final class DmRepository {
       }
       hubKeys[i] = hub == null ? "" : hub.eventKey();
       hubBodies[i] = hub == null ? "" : hub.body();
+      syncHolds[i] = c.syncHoldUntilMs();
     }
     Tuple params = Tuple.tuple(List.of(owners, baseKeys, directions, peers, createdAt, revisions, blobs, pairBlobs,
-        states, synced, nowMs, leases, attempts, nextAttempts, acceptedAt, hubKeys, hubBodies, self));
+        states, synced, nowMs, leases, attempts, nextAttempts, acceptedAt, hubKeys, hubBodies, self,
+        syncHolds));
     return pool.preparedQuery(STORE_COPIES).execute(params).map(rows -> {
       Set<CopyKey> written = new HashSet<>();
       for (Row row : rows) {

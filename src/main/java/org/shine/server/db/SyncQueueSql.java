@@ -13,11 +13,25 @@ final class SyncQueueSql {
   /**
    * The CTE that queues {@code items} (a SELECT of {@code sync_id, owner, item_type, item_key, created_at_ms} of
    * unsynced items just written) for the siblings of their owners, {@code selfParam} naming this server. Appended
-   * after the statement's own CTEs (with a leading comma).
+   * after the statement's own CTEs (with a leading comma). The rows are offered at once.
    */
   static String queue(String items, String selfParam) {
-    return ", sync_queued AS (INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, created_at_ms)"
-        + " SELECT r.server_login, i.sync_id, i.owner, i.item_type, i.item_key, i.created_at_ms FROM (" + items + ") i"
+    return queue(items, "0", selfParam);
+  }
+
+  /**
+   * As {@link #queue(String, String)}, for {@code items} that also select {@code visible_at_ms}: when a page may
+   * offer each row (a pair waiting for its forward, V10).
+   */
+  static String queueHeld(String items, String selfParam) {
+    return queue(items, "i.visible_at_ms", selfParam);
+  }
+
+  private static String queue(String items, String visibleAt, String selfParam) {
+    return ", sync_queued AS (INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, created_at_ms,"
+        + " visible_at_ms)"
+        + " SELECT r.server_login, i.sync_id, i.owner, i.item_type, i.item_key, i.created_at_ms, " + visibleAt
+        + " FROM (" + items + ") i"
         + " JOIN user_access_servers_current r ON r.login = i.owner AND r.server_login <> " + selfParam
         + " WHERE " + served("i.owner", selfParam)
         + " ON CONFLICT DO NOTHING)";

@@ -6,6 +6,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -70,7 +71,7 @@ public final class SyncRepository {
    */
   static final String DM_PAGE =
       "WITH page AS (SELECT q.sync_id, q.owner, q.item_type, q.item_key FROM sync_queue q"
-          + " WHERE q.sibling = $1 AND NOT q.settings AND q.sync_id > $4 AND " + SHARED
+          + " WHERE q.sibling = $1 AND NOT q.settings AND q.sync_id > $4 AND q.visible_at_ms <= $5 AND " + SHARED
           + " ORDER BY q.sync_id LIMIT $2)"
           + " SELECT p.sync_id, p.owner, p.item_type, COALESCE(m.blob, s.blob) AS blob, m.pair_blob FROM page p"
           + " LEFT JOIN dm_message m ON p.item_type IN (1, 2) AND m.owner = p.owner AND m.base_key = p.item_key"
@@ -99,6 +100,18 @@ public final class SyncRepository {
           + SyncQueueSql.queue("SELECT sync_id, owner, item_type, item_key, created_at_ms FROM sync_outbox"
               + " WHERE owner = $1 AND NOT synced", "$2")
           + " SELECT 1";
+  /*
+   * Pairs whose forward failed: their rows are offered at once instead of at the hold's end. As the sibling-has mark:
+   * each outbox item found by its key, then its row for each of the owner's routes by the queue's primary key.
+   */
+  static final String RELEASE_HELD =
+      "UPDATE sync_queue q SET visible_at_ms = 0 FROM (SELECT (SELECT y.ctid FROM sync_queue y"
+          + " WHERE y.sibling = r.server_login AND NOT y.settings AND y.sync_id = x.sync_id) AS tid"
+          + " FROM unnest($1::text[], $2::text[], $3::int8[]) AS f(owner, item_key, revision)"
+          + " CROSS JOIN LATERAL (SELECT x.sync_id FROM sync_outbox x WHERE x.owner = f.owner"
+          + " AND x.item_type = " + PAIR + " AND x.item_key = f.item_key AND x.revision = f.revision) x"
+          + " JOIN user_access_servers_current r ON r.login = f.owner) d"
+          + " WHERE q.ctid = d.tid AND q.visible_at_ms > 0";
   private static final String LAG =
       "SELECT count(*), min(q.created_at_ms) FROM sync_queue q WHERE q.sibling = $1 AND "
           + SyncQueueSql.shared("$1", "$2");
@@ -109,11 +122,18 @@ public final class SyncRepository {
 
   private final Pool pool;
   private final String self;
+  private final Clock clock;
 
-  /** {@code self}: this server's serverLogin. */
-  public SyncRepository(Pool pool, String self) {
+  /** {@code self}: this server's serverLogin; a page offers the rows visible by {@code clock}. */
+  public SyncRepository(Pool pool, String self, Clock clock) {
     this.pool = Objects.requireNonNull(pool);
     this.self = Objects.requireNonNull(self);
+    this.clock = Objects.requireNonNull(clock);
+  }
+
+  /** As above, on the system clock. */
+  public SyncRepository(Pool pool, String self) {
+    this(pool, self, Clock.systemUTC());
   }
 
   /**
@@ -153,6 +173,23 @@ public final class SyncRepository {
     return bookkeeping(conn -> conn.preparedQuery(MARK_SIBLING_HAS).execute(args).map(rows -> rows.rowCount()));
   }
 
+  /**
+   * Offers the held queue rows of these pair revisions at once: their forward failed, so sync carries them; answers
+   * how many rows changed.
+   */
+  public Future<Integer> releaseHeld(List<HeldItem> pairs) {
+    String[] owners = new String[pairs.size()];
+    String[] keys = new String[pairs.size()];
+    Long[] revisions = new Long[pairs.size()];
+    for (int i = 0; i < pairs.size(); i++) {
+      owners[i] = pairs.get(i).owner();
+      keys[i] = pairs.get(i).itemKey();
+      revisions[i] = pairs.get(i).revision();
+    }
+    Tuple args = Tuple.tuple(List.of(owners, keys, revisions));
+    return bookkeeping(conn -> conn.preparedQuery(RELEASE_HELD).execute(args).map(rows -> rows.rowCount()));
+  }
+
   /** One outbox item of {@code owner} (type, key, revision) that the owner's sibling holds. */
   public record HeldItem(String owner, int itemType, String itemKey, long revision) {
     /** A pair revision the sibling acknowledged by forward. */
@@ -166,7 +203,8 @@ public final class SyncRepository {
    * {@code afterSyncId}, of owners shared with it.
    */
   public Future<List<DmItem>> dmPage(String puller, long afterSyncId, int limit) {
-    return pool.preparedQuery(DM_PAGE).execute(Tuple.of(puller, limit, self, afterSyncId)).map(rows -> {
+    Tuple args = Tuple.of(puller, limit, self, afterSyncId, clock.millis());
+    return pool.preparedQuery(DM_PAGE).execute(args).map(rows -> {
       List<DmItem> items = new ArrayList<>(rows.size());
       for (Row row : rows) {
         Buffer pair = row.getBuffer("pair_blob");

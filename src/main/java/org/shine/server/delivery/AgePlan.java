@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Future;
 import java.time.Clock;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 import org.shine.server.db.DeliveryRepository;
 import org.shine.server.model.DeliveryPlan;
@@ -33,14 +34,20 @@ final class AgePlan {
     this.clock = Objects.requireNonNull(clock);
   }
 
-  /** The row of {@code pair}, whose recipient is not served here; {@code sourceUrl} answers its status. */
+  /**
+   * The row of {@code pair}, whose recipient is not served here; {@code sourceUrl} answers its status. A young pair
+   * asks the source first too (issue 18, no work twice): one it already delivered (or gave up) is not sent again
+   * from here; one it is still trying, or no answer, joins the schedule.
+   */
   Future<DeliveryPlan> plan(SignedPair pair, String sourceUrl) {
     long acceptedAt = pair.outgoing().createdAtMs();
     OptionalLong ahead = schedule.firstAttemptAhead(acceptedAt, clock.millis());
     if (ahead.isPresent()) {
       int attempt = (int) ahead.getAsLong();
-      return Future.succeededFuture(new DeliveryPlan(DeliveryState.ACCEPTED, acceptedAt, attempt - 1,
-          schedule.dueAt(acceptedAt, attempt), 0));
+      DeliveryPlan scheduled = new DeliveryPlan(DeliveryState.ACCEPTED, acceptedAt, attempt - 1,
+          schedule.dueAt(acceptedAt, attempt), 0);
+      return finalAtSource(pair, sourceUrl)
+          .map(done -> done.map(state -> new DeliveryPlan(state, acceptedAt, attempt - 1, null, 0)).orElse(scheduled));
     }
     return deliveries.latestRow(pair.from(), pair.baseKey()).compose(local -> {
       if (local.isPresent() && local.get().revision() >= pair.revision()) {
@@ -52,6 +59,35 @@ final class AgePlan {
               frames.object().put("messageKey", pair.outgoing().messageKey()))
           .map(status -> aged(sourceState(status), acceptedAt));
     });
+  }
+
+  /**
+   * What the sender's sibling at {@code sourceUrl} says of a pair it handed over (seed §6: servers share results
+   * through the read-only {@code GetDmDeliveryStatus} only): its final state when it has one ({@code delivered}, or
+   * {@code failed} from a v2 peer that says so); empty while it is still trying, when it does not know the pair, or
+   * when it does not answer — then this server tries on its own, as seed §6 says.
+   */
+  Future<Optional<DeliveryState>> finalAtSource(SignedPair pair, String sourceUrl) {
+    if (sourceUrl == null) {
+      return Future.succeededFuture(Optional.empty());
+    }
+    // composed, so a call refused before it is made is no answer too
+    return Future.succeededFuture().compose(v -> peers.call(sourceUrl, Ops.GET_DM_DELIVERY_STATUS,
+            frames.object().put("messageKey", pair.outgoing().messageKey())))
+        .map(AgePlan::finalState)
+        .otherwise(Optional.empty());
+  }
+
+  private static Optional<DeliveryState> finalState(JsonNode status) {
+    if (!status.path("known").asBoolean(false)) {
+      return Optional.empty();
+    }
+    if (status.path("delivered").asBoolean(false)) {
+      return Optional.of(DeliveryState.DELIVERED);
+    }
+    // an old peer's delivered=false may mean "still trying": only a named final state is taken
+    return status.path("state").isTextual() && DeliveryState.FAILED.wire().equals(status.path("state").asText())
+        ? Optional.of(DeliveryState.FAILED) : Optional.empty();
   }
 
   /**

@@ -57,6 +57,7 @@ public final class DeliveryEngine {
   private final AttemptBudget budget;
   private final AttemptRecorder recorder;
   private final MicroBatcher<HeldItem, Boolean> siblingHas;
+  private final MicroBatcher<HeldItem, Boolean> releaseHeld;
 
   /** The engine over the shared services of {@code module}, with its event-loop-confined stores. */
   DeliveryEngine(DeliveryModule module) {
@@ -77,6 +78,7 @@ public final class DeliveryEngine {
         slots.capacity());
     // forwards hold no slot: beyond the batcher's bound a forward's mark is refused and sync carries the pair instead
     this.siblingHas = module.siblingHas;
+    this.releaseHeld = module.releaseHeld;
   }
 
   /**
@@ -236,8 +238,16 @@ public final class DeliveryEngine {
                 .put("incomingBlobB64", Base64.getEncoder().encodeToString(pair.incomingBlob()))
                 .put("outgoingBlobB64", Base64.getEncoder().encodeToString(pair.outgoingBlob()))
                 .put("sourceServerLogin", config.serverLogin()))
-        .compose(ack -> siblingHas.submit(HeldItem.forwardedPair(pair.sender(), pair.baseKey(), pair.revision())))
-        .onFailure(failure -> LOG.debug("forward to sibling not acknowledged, sync will carry it"
+        .transform(ack -> {
+          HeldItem item = HeldItem.forwardedPair(pair.sender(), pair.baseKey(), pair.revision());
+          if (ack.succeeded()) {
+            return siblingHas.submit(item);
+          }
+          LOG.debug("forward to sibling not acknowledged, sync will carry it [baseKey: {}, sibling: {}]: {}",
+              pair.baseKey(), sibling.serverLogin(), ack.cause().getMessage());
+          return releaseHeld.submit(item);
+        })
+        .onFailure(failure -> LOG.debug("forward's sync bookkeeping not done, the hold ends on its own"
             + " [baseKey: {}, sibling: {}]: {}", pair.baseKey(), sibling.serverLogin(), failure.getMessage()))));
   }
 }

@@ -32,6 +32,11 @@ final class DeliveryModule {
    * item is synced once more.
    */
   final MicroBatcher<HeldItem, Boolean> siblingHas;
+  /**
+   * Pairs whose forward failed: their sync queue rows are offered at once (batched); a release refused or lost only
+   * means sync offers them when their hold ends ({@code sync.forwardHoldMs}).
+   */
+  final MicroBatcher<HeldItem, Boolean> releaseHeld;
 
   DeliveryModule(Vertx vertx, DeliveryServices services) {
     this.services = Objects.requireNonNull(services);
@@ -47,6 +52,9 @@ final class DeliveryModule {
         services.clock(), events, skew,
         new AgePlan(schedule, services.deliveries(), services.peers(), frames, services.clock()));
     this.siblingHas = new MicroBatcher<>(batch -> services.outbox().markSiblingHas(batch)
+        .map(n -> batch.stream().map(item -> Boolean.TRUE).toList()), item -> item, MARK_BATCH, CONCURRENT_MARKS,
+        services.slots().capacity());
+    this.releaseHeld = new MicroBatcher<>(batch -> services.outbox().releaseHeld(batch)
         .map(n -> batch.stream().map(item -> Boolean.TRUE).toList()), item -> item, MARK_BATCH, CONCURRENT_MARKS,
         services.slots().capacity());
   }

@@ -14,6 +14,7 @@ import org.shine.server.model.CopyWrite;
 import org.shine.server.model.DeliveryPlan;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.model.StoredUser;
+import org.shine.server.model.UserCard;
 import org.shine.server.protocol.ProtocolErrors;
 
 /**
@@ -88,11 +89,28 @@ final class PairIntake {
     if (source.plansByAge()) {
       return agePlan.plan(arrival.pair(), arrival.sourceUrl()).map(row -> new Plan(row, synced, false));
     }
+    if (source == IntakeSource.SENDER_SIBLING && synced) {
+      // the sender's sibling forwards after its first attempt (seed §4 step 7): what it already delivered is not
+      // sent again from here (issue 18); still trying, or no answer, and this server tries on its own (seed §6)
+      return agePlan.finalAtSource(arrival.pair(), routeUrl(author, arrival.sourceServerLogin()))
+          .map(done -> done.map(state -> new Plan(new DeliveryPlan(state, clock.millis(), 0, null, 0), true, false))
+              .orElseGet(() -> accepted(true)));
+    }
+    return Future.succeededFuture(accepted(synced));
+  }
+
+  /** A new row accepted now, holding a first attempt's place when there is one. */
+  private Plan accepted(boolean synced) {
     long now = clock.millis();
     boolean attemptReserved = attempts.reserve();
     DeliveryPlan row = new DeliveryPlan(DeliveryState.ACCEPTED, now, 0, now,
         attemptReserved ? now + config.delivery().leaseMs() : 0);
-    return Future.succeededFuture(new Plan(row, synced, attemptReserved));
+    return new Plan(row, synced, attemptReserved);
+  }
+
+  private static String routeUrl(StoredUser user, String serverLogin) {
+    return user.routes().stream().filter(route -> route.serverLogin().equals(serverLogin)).map(UserCard.Route::url)
+        .findFirst().orElse(null);
   }
 
   private Future<Intake> store(Arrival arrival, StoredUser author, StoredUser recipient, Plan plan) {
@@ -105,8 +123,11 @@ final class PairIntake {
     Supplier<List<CopyWrite>> writes = () -> {
       List<CopyWrite> both = new ArrayList<>(2);
       if (pair) {
+        // a session's new pair goes to the sender's sibling by forward after its first attempt: sync waits for that
+        long syncHold = arrival.source().waitsForFirstAttempt() && !plan.synced()
+            ? clock.millis() + config.sync().forwardHoldMs() : 0;
         both.add(new CopyWrite(ownerCopy, DmKind.OUTGOING, incoming.to(), primary.createdAtMs(), primary.revision(),
-            primary.bytes(), incoming.bytes(), plan.row(), plan.synced()));
+            primary.bytes(), incoming.bytes(), plan.row(), plan.synced(), null, syncHold));
       }
       if (recipientCopyHere) {
         // the recipient's copy of a pair is new to the recipient's sibling too: its outbox item is not synced

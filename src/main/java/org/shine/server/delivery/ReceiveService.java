@@ -11,6 +11,7 @@ import org.shine.server.db.SyncRepository.HeldItem;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKeys;
 import org.shine.server.dm.DmKind;
+import org.shine.server.model.CopyKey;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolErrors;
@@ -27,11 +28,15 @@ import org.shine.server.protocol.Status;
  * {@link PairIntake}; receipts and tombstones through {@link SignalService}.
  */
 public final class ReceiveService {
+  private static final int STATUS_BATCH = 128;
+  private static final int CONCURRENT_STATUS_BATCHES = 2;
   private final AppConfig config;
   private final PairIntake intake;
   private final DeliveryRepository deliveries;
   private final SignalService signals;
   private final MicroBatcher<HeldItem, Boolean> siblingHas;
+  /** GetDmDeliveryStatus of pairs: a sibling asks about each pair it is forwarded, so concurrent ones share reads. */
+  private final MicroBatcher<CopyKey, Optional<DeliveryState>> statuses;
 
   ReceiveService(AppConfig config, PairIntake intake, DeliveryRepository deliveries, SignalService signals,
       MicroBatcher<HeldItem, Boolean> siblingHas) {
@@ -40,6 +45,9 @@ public final class ReceiveService {
     this.deliveries = Objects.requireNonNull(deliveries);
     this.signals = Objects.requireNonNull(signals);
     this.siblingHas = Objects.requireNonNull(siblingHas);
+    this.statuses = new MicroBatcher<>(keys -> deliveries.statuses(keys)
+        .map(found -> keys.stream().map(key -> Optional.ofNullable(found.get(key))).toList()), key -> key,
+        STATUS_BATCH, CONCURRENT_STATUS_BATCHES, config.delivery().queueCapacity());
   }
 
   /** Stores a recipient's copy (or a receipt or tombstone); answers its messageKey. */
@@ -157,7 +165,7 @@ public final class ReceiveService {
     }
     String baseKey = key.baseKey();
     Future<Optional<DeliveryState>> state = key.kind() == DmKind.OUTGOING.code()
-        ? deliveries.status(key.from(), baseKey) : deliveries.stateOf(baseKey, 0);
+        ? statuses.submit(new CopyKey(key.from(), baseKey)) : deliveries.stateOf(baseKey, 0);
     return state.map(s -> new DeliveryStatus(messageKey, s.isPresent(),
         s.map(value -> value == DeliveryState.DELIVERED).orElse(false), s.orElse(null)));
   }

@@ -116,7 +116,7 @@ public final class NodeServices {
     this.deliveries = new DeliveryRepository(pool);
     this.messages = new DmRepository(pool, config.serverLogin());
     this.signals = new SignalRepository(pool, config.serverLogin());
-    this.outbox = new SyncRepository(pool, config.serverLogin());
+    this.outbox = new SyncRepository(pool, config.serverLogin(), clock);
     this.settings = new SettingsRepository(pool, config.quotas(), config.serverLogin());
     this.quarantine = new QuarantineRepository(pool);
     this.invites = new InviteRepository(pool);

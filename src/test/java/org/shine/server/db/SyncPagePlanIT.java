@@ -9,6 +9,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -71,8 +72,11 @@ class SyncPagePlanIT {
   @DisplayName("DM and settings pages after 50,000 unACKed items read the range of sync_queue's primary key, never"
       + " a table, and return the items after afterSyncId")
   void pageAfterABacklogReadsTheIndex() {
-    for (String page : new String[] {SyncRepository.DM_PAGE, SyncRepository.SETTINGS_PAGE}) {
-      assertThat(plan(page, Tuple.of("s2", 201, "s1", last - 100)))
+    Tuple dm = Tuple.of("s2", 201, "s1", last - 100, System.currentTimeMillis());
+    Tuple settings = Tuple.of("s2", 201, "s1", last - 100);
+    for (Map.Entry<String, Tuple> page : List.of(Map.entry(SyncRepository.DM_PAGE, dm),
+        Map.entry(SyncRepository.SETTINGS_PAGE, settings))) {
+      assertThat(plan(page.getKey(), page.getValue()))
           .contains("Index Scan using sync_queue_pkey on sync_queue")
           .doesNotContain("Seq Scan on sync_queue", "sync_outbox", "Seq Scan on user_access_servers_current");
     }
@@ -83,7 +87,8 @@ class SyncPagePlanIT {
   }
 
   @Test
-  @DisplayName("the ACK, the sibling-has mark and the queue's follow of a route change probe keys, never scan a table")
+  @DisplayName("the ACK, the sibling-has mark, the release of held pairs and the queue's follow of a route change probe"
+      + " keys, never scan a table")
   void ackAndForwardProbeKeys() {
     Long[] ids = {last - 2, last - 1, last};
     assertThat(plan(SyncRepository.ACK, Tuple.tuple(List.of("s2", ids, "s1", false))))
@@ -91,6 +96,8 @@ class SyncPagePlanIT {
     assertThat(plan(SyncRepository.MARK_SIBLING_HAS, Tuple.tuple(List.of(new String[] {"alice", "alice"},
         new Short[] {1, 2}, new String[] {"k1", "k2"}, new Long[] {0L, 0L})))).contains("sync_queue_pkey")
         .doesNotContain("Seq Scan");
+    assertThat(plan(SyncRepository.RELEASE_HELD, Tuple.tuple(List.of(new String[] {"alice", "alice"},
+        new String[] {"k1", "k2"}, new Long[] {0L, 0L})))).contains("sync_queue_pkey").doesNotContain("Seq Scan");
     // (alice owns every row of this queue: for her, reading the whole table is the right plan)
     assertThat(plan(SyncRepository.FOLLOW_ROUTES, Tuple.of("u5", "s1")))
         .contains("sync_queue_owner", "sync_outbox_unsynced").doesNotContain("Seq Scan");

@@ -384,13 +384,17 @@ class SyncIT {
         "first words".getBytes(StandardCharsets.UTF_8));
     SignedPair edited = ShineClient.signPair(alice.login(), alice.key(), bob.login(), createdAt, nonce, 1,
         "second thoughts".getBytes(StandardCharsets.UTF_8));
+    // the source is still trying revision 0 when it comes, so s2 joins the schedule
     source.respond("GetDmDeliveryStatus", (op, p) -> Json.MAPPER.createObjectNode()
-        .put("messageKey", p.get("messageKey").asText()).put("known", true).put("delivered", true)
-        .put("state", "delivered"));
+        .put("messageKey", p.get("messageKey").asText()).put("known", true).put("delivered", false)
+        .put("state", "accepted"));
     List<JsonNode> acks = serveOnce(source, List.of(Map.entry(31L, first)), alice);
     Sql sql = world.sql(s2);
     Eventually.until("revision 0 is stored", 10_000, () -> sql.state(first) != null);
     assertThat(sql.state(first)).isEqualTo("accepted");
+    source.respond("GetDmDeliveryStatus", (op, p) -> Json.MAPPER.createObjectNode()
+        .put("messageKey", p.get("messageKey").asText()).put("known", true).put("delivered", true)
+        .put("state", "delivered"));
 
     // WHEN the edit arrives by sync once the last schedule point has passed
     Eventually.until("the pair is older than the last schedule point", 5_000,
