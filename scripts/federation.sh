@@ -163,6 +163,12 @@ case "$cmd" in
     fast=0
     [ "${2:-}" = "--fast" ] && fast=1
     command -v curl >/dev/null || apt_install curl
+    # a port held by another process (a server of scripts/run.sh, say) fails the start before anything starts
+    for s in "${SERVERS[@]}"; do
+      if ! is_up "$s" && port_taken "$(port_of "$s")"; then
+        die "port $(port_of "$s") ($s) is taken by another process (a server of scripts/run.sh?); stop it, or move the federation with SHINE_FED_PORT_BASE"
+      fi
+    done
     ensure_toolchain
     ensure_postgres
     ensure_jar
@@ -170,12 +176,17 @@ case "$cmd" in
     mkdir -p "$DIR"
     echo "$fast" > "$DIR/fast"
     for s in "${SERVERS[@]}"; do ensure_key "$s"; done
+    # the servers this start starts are stopped again when it fails: no half federation left running
+    started_here=()
+    trap 'status=$?; if [ "$status" != 0 ]; then for s in "${started_here[@]}"; do stop_one "$s"; done; fi' EXIT
     for s in "${SERVERS[@]}"; do
       ensure_database "$DB_PREFIX$s"
       write_config "$s" "$fast"
+      is_up "$s" || started_here+=("$s")
       start_one "$s"
     done
     wait_federation
+    trap - EXIT
     log "stop it with: scripts/federation.sh stop"
     ;;
   stop)
@@ -207,6 +218,9 @@ case "$cmd" in
     [ -f "$DIR/$2.json" ] || die "no config for $2; run federation.sh start first"
     # the config follows the environment of this call (a test hook set or cleared between starts)
     write_config "$2" "$(cat "$DIR/fast" 2>/dev/null || echo 0)"
+    if ! is_up "$2" && port_taken "$(port_of "$2")"; then
+      die "port $(port_of "$2") ($2) is taken by another process; stop it first"
+    fi
     start_one "$2"
     wait_healthy "$2"
     ;;

@@ -24,6 +24,18 @@ JAVA_OPTS="-XX:+ExitOnOutOfMemoryError ${SHINE_JAVA_OPTS:-}"
 CDS_ARCHIVE="$ROOT/target/shine-server.jsa"
 
 log() { printf '[shine] %s\n' "$*" >&2; }
+# mvn_plain ARGS...: Maven in batch mode; when its output is not a terminal, without the colour codes the Maven of
+# Debian 12 writes even then (stray "\e[0m" in a log or a pipe). The exit code is Maven's.
+mvn_plain() {
+  if [ -t 1 ]; then
+    mvn -B "$@"
+  else
+    mvn -B "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
+    return "${PIPESTATUS[0]}"
+  fi
+}
+# port_taken PORT: whether something accepts TCP connections on 127.0.0.1:PORT.
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 die() { printf '[shine] error: %s\n' "$*" >&2; exit 1; }
 
 apt_install() {
@@ -125,7 +137,7 @@ ensure_jar() {
     return 0
   fi
   log "building $JAR and $TOOLS_JAR"
-  (cd "$ROOT" && mvn -B -q package -DskipTests) || die "build failed"
+  (cd "$ROOT" && mvn_plain -q package -DskipTests) || die "build failed"
 }
 
 # Fails when the product's jar holds a class of the test bench (org/shine/tools/**: the shade filter in pom.xml

@@ -1,20 +1,65 @@
 #!/usr/bin/env bash
 # Runs the whole test suite against a real PostgreSQL (installed and started when missing): the Maven tests, the
-# check of the two jars (shine-server.jar holds no class of the test bench, shine-tools.jar runs) and of the
-# class-data sharing archive's guards (scripts/lib.sh check_cds: a server JVM starts whatever the archive), then the web
-# chat's browser tests (scripts/web-test.sh). Arguments go to Maven and skip the jar check and the browser tests,
-# e.g. scripts/test.sh -Dtest=MultiDeviceIT; SHINE_SKIP_WEB_TESTS=1 skips the browser tests too.
+# check of the two jars (shine-server.jar holds no class of the test bench, shine-tools.jar runs), of the
+# class-data sharing archive's guards (scripts/lib.sh check_cds: a server JVM starts whatever the archive) and of
+# scripts/federation.sh refusing a taken port, then the web chat's browser tests (scripts/web-test.sh). Every part
+# runs even when an earlier one fails; a summary of all of them ends the output, and the exit code is 1 when any
+# failed. Arguments go to Maven and skip the other parts, e.g. scripts/test.sh -Dtest=MultiDeviceIT;
+# SHINE_SKIP_WEB_TESTS=1 skips the browser tests.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 ensure_toolchain
 ensure_postgres
 cd "$ROOT"
-mvn -B test "$@"
+set +e
+
+results=()
+# part NAME COMMAND...: runs one part in a subshell (a part that dies does not stop the others) and notes its result.
+part() {
+  local name="$1" started=$SECONDS
+  shift
+  if ( set -e; "$@" ); then
+    results+=("passed  $name ($((SECONDS - started)) s)")
+  else
+    results+=("FAILED  $name ($((SECONDS - started)) s)")
+  fi
+}
+
+# scripts/federation.sh start with its first port taken: refused before any server starts, and nothing left running.
+check_federation_port() {
+  local scratch base holder out
+  scratch=$(mktemp -d)
+  base=$((20000 + RANDOM % 20000))
+  python3 -m http.server "$((base + 1))" --bind 127.0.0.1 >/dev/null 2>&1 &
+  holder=$!
+  for _ in $(seq 1 50); do port_taken "$((base + 1))" && break; sleep 0.1; done
+  out=$(SHINE_FED_DIR="$scratch" SHINE_FED_PORT_BASE="$base" bash "$ROOT/scripts/federation.sh" start 2>&1) && {
+    kill "$holder"; rm -rf "$scratch"; die "federation.sh started beside a taken port"; }
+  kill "$holder"
+  [[ "$out" == *"port $((base + 1)) (s1) is taken by another process"* ]] || {
+    rm -rf "$scratch"; die "federation.sh did not name the taken port: $out"; }
+  if ls "$scratch"/*.pid >/dev/null 2>&1; then rm -rf "$scratch"; die "federation.sh left servers behind"; fi
+  rm -rf "$scratch"
+  log "federation.sh checked: a taken port is named and nothing starts"
+}
+
+jars_checked() { ensure_jar; check_jars; }
+cds_checked() { ensure_jar; check_cds; }
+
+part "maven tests" mvn_plain test "$@"
 if [ "$#" -eq 0 ]; then
-  ensure_jar
-  check_jars
-  check_cds
+  part "jars" jars_checked
+  part "class-data sharing" cds_checked
+  part "federation.sh port check" check_federation_port
+  if [ "${SHINE_SKIP_WEB_TESTS:-}" != 1 ]; then
+    part "browser tests" bash "$ROOT/scripts/web-test.sh"
+  fi
 fi
-if [ "$#" -eq 0 ] && [ "${SHINE_SKIP_WEB_TESTS:-}" != 1 ]; then
-  bash "$ROOT/scripts/web-test.sh"
-fi
+
+log "summary:"
+failed=0
+for r in "${results[@]}"; do
+  log "  $r"
+  [[ "$r" == FAILED* ]] && failed=1
+done
+exit "$failed"

@@ -88,10 +88,10 @@ public final class AdminCommand implements Callable<Integer> {
           .send(request.build(), HttpResponse.BodyHandlers.ofString());
     } catch (ConnectException e) {
       err.println("error: cannot reach the admin API at " + target + " (is the server up, and admin.port set?)");
-      return FAILED;
+      return CliFailure.UNREACHABLE;
     } catch (IOException e) {
       err.println("error: admin API at " + target + ": " + e);
-      return FAILED;
+      return CliFailure.UNREACHABLE;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return FAILED;
@@ -109,7 +109,8 @@ public final class AdminCommand implements Callable<Integer> {
       }
       err.println("error: " + response.statusCode() + " " + body.path("error").path("code").asText() + ": "
           + body.path("error").path("message").asText());
-      return FAILED;
+      // the exit codes of README: 5 for an unknown user, message or row, as the client's commands
+      return response.statusCode() == 404 ? CliFailure.NOT_FOUND : FAILED;
     }
     if (json) {
       out.println(body.toPrettyString());

@@ -32,8 +32,12 @@ final class CliErrors {
       problem = new CommandLine.UnmatchedArgumentException(command, List.of(unknown));
     }
     err.println("error: " + problem.getMessage());
-    if (problem instanceof CommandLine.UnmatchedArgumentException unmatched && unmatched.getSuggestions().isEmpty()
-        && unknown != null) {
+    Optional<String> nearCommand = problem instanceof CommandLine.UnmatchedArgumentException unmatched
+        ? similarCommand(command, unmatched.getUnmatched()) : Optional.empty();
+    if (nearCommand.isPresent()) {
+      err.println("Did you mean: " + command.getCommandName() + " " + nearCommand.get() + "?");
+    } else if (problem instanceof CommandLine.UnmatchedArgumentException unmatched
+        && unmatched.getSuggestions().isEmpty() && unknown != null) {
       similarOption(command, unknown).ifPresent(name -> err.println("Did you mean: " + name + "?"));
     } else {
       CommandLine.UnmatchedArgumentException.printSuggestions(problem, err);
@@ -125,23 +129,39 @@ final class CliErrors {
         .filter(name -> distance(name, typed) <= 2).min(Comparator.comparingInt(name -> distance(name, typed)));
   }
 
-  private static int distance(String a, String b) {
-    int[] previous = new int[b.length() + 1];
-    int[] current = new int[b.length() + 1];
+  /**
+   * The subcommand of {@code command} nearest to a mistyped first word (at most two edits away, a swap of two
+   * neighbours counting as one): picocli ranks by shared letter pairs, so {@code sned} would be offered {@code edit}
+   * rather than {@code send}.
+   */
+  static Optional<String> similarCommand(CommandLine command, List<String> unmatched) {
+    if (unmatched.isEmpty() || unmatched.get(0).startsWith("-") || command.getSubcommands().isEmpty()) {
+      return Optional.empty();
+    }
+    String typed = unmatched.get(0);
+    return command.getSubcommands().keySet().stream().filter(name -> distance(name, typed) <= 2)
+        .min(Comparator.comparingInt((String name) -> distance(name, typed)).thenComparing(Comparator.naturalOrder()));
+  }
+
+  /** Edits between two words: insertions, deletions, substitutions and swaps of neighbours (optimal alignment). */
+  static int distance(String a, String b) {
+    int[][] d = new int[a.length() + 1][b.length() + 1];
+    for (int i = 0; i <= a.length(); i++) {
+      d[i][0] = i;
+    }
     for (int j = 0; j <= b.length(); j++) {
-      previous[j] = j;
+      d[0][j] = j;
     }
     for (int i = 1; i <= a.length(); i++) {
-      current[0] = i;
       for (int j = 1; j <= b.length(); j++) {
-        int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
-        current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        d[i][j] = Math.min(d[i - 1][j - 1] + cost, Math.min(d[i - 1][j], d[i][j - 1]) + 1);
+        if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+          d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+        }
       }
-      int[] swap = previous;
-      previous = current;
-      current = swap;
     }
-    return previous[b.length()];
+    return d[a.length()][b.length()];
   }
 
   private static CommandLine rootOf(CommandLine command) {

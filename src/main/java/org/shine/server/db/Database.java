@@ -55,6 +55,14 @@ public final class Database {
     return new PoolOptions().setMaxSize(maxSize).setConnectionTimeout(0);
   }
 
+  /**
+   * As {@link #poolOptions(int)}, named: each pool of a server has a name of its own, so the pool meters of two
+   * pools open at once (the shared pool and the health probe's) do not collide under Vert.x's default name.
+   */
+  public static PoolOptions poolOptions(String name, int maxSize) {
+    return poolOptions(maxSize).setName(name);
+  }
+
   /** A TCP connect to PostgreSQL gives up after {@code db.connectTimeoutMs}. */
   public static NetClientOptions netOptions(AppConfig.Db db) {
     return new NetClientOptions().setConnectTimeout((int) Math.min(Integer.MAX_VALUE, db.connectTimeoutMs()));
@@ -122,14 +130,15 @@ public final class Database {
   public static Future<Void> prepare(Vertx vertx, AppConfig.Db db, String serverLogin) {
     return ensureDatabaseExists(vertx, db).compose(v -> {
       // migrations may rewrite big tables: no statement timeout for them
-      Pool pool = PgBuilder.pool().with(poolOptions(1)).with(netOptions(db))
+      Pool pool = PgBuilder.pool().with(poolOptions(MIGRATION_METRICS_NAME, 1)).with(netOptions(db))
           .connectingTo(connectOptions(db, 0).setMetricsName(MIGRATION_METRICS_NAME)).using(vertx).build();
       return new Migrator(pool, serverLogin).migrate().eventually(pool::close);
     });
   }
 
   private static Future<Void> ensureDatabaseExists(Vertx vertx, AppConfig.Db db) {
-    SqlClient probe = PgBuilder.client().with(poolOptions(1)).connectingTo(connectOptions(db)).using(vertx).build();
+    SqlClient probe = PgBuilder.client().with(poolOptions("shine-database-check", 1)).connectingTo(connectOptions(db))
+        .using(vertx).build();
     return probe.query("SELECT 1").execute()
         .<Void>mapEmpty()
         .eventually(probe::close)
@@ -159,8 +168,8 @@ public final class Database {
   private static Future<Void> createDatabase(Vertx vertx, AppConfig.Db db) {
     LOG.info("database {} does not exist; creating it", db.database());
     String quoted = '"' + db.database().replace("\"", "\"\"") + '"';
-    SqlClient admin = PgBuilder.client().with(poolOptions(1)).connectingTo(connectOptions(db.withDatabase("postgres")))
-        .using(vertx).build();
+    SqlClient admin = PgBuilder.client().with(poolOptions("shine-database-create", 1))
+        .connectingTo(connectOptions(db.withDatabase("postgres"))).using(vertx).build();
     return admin.query("CREATE DATABASE " + quoted).execute()
         .<Void>mapEmpty()
         .eventually(admin::close)

@@ -49,7 +49,7 @@ public final class StorageHealth {
 
   /** The health of the database of {@code db}, checked over a one-connection pool of its own. */
   public static StorageHealth open(Vertx vertx, AppConfig.Db db) {
-    Pool probe = PgBuilder.pool().with(Database.poolOptions(1)).with(Database.netOptions(db))
+    Pool probe = PgBuilder.pool().with(Database.poolOptions("shine-health", 1)).with(Database.netOptions(db))
         .connectingTo(Database.connectOptions(db)).using(vertx).build();
     return new StorageHealth(vertx, probe, db.host() + ':' + db.port() + '/' + db.database(),
         Math.max(1, db.connectTimeoutMs()));

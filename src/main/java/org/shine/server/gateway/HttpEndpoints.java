@@ -145,7 +145,9 @@ final class HttpEndpoints {
     ObjectNode endpoints = body.putObject("endpoints");
     endpoints.put("/ws", "WebSocket: the client and server protocol (JSON text frames)");
     endpoints.put("/hub/v1", "HTTP polling hub for integrations without a WebSocket");
+    endpoints.put("/app/", "the web chat (open it in a browser)");
     endpoints.put("/health", "liveness");
+    endpoints.put("/ready", "readiness: the database answers and the server takes work");
     endpoints.put("/.well-known/shine-server", "this server's login, key and URL");
     if (metrics.scrapeRegistry().isPresent()) {
       endpoints.put("/metrics", "Prometheus metrics");

@@ -140,7 +140,7 @@ public final class ShineServer {
 
   /** The server key, read once per node start (PROTOCOL §6a). */
   private Future<ServerIdentity> loadIdentity() {
-    Pool pool = PgBuilder.pool().with(Database.poolOptions(1)).with(Database.netOptions(config.db()))
+    Pool pool = PgBuilder.pool().with(Database.poolOptions("shine-identity", 1)).with(Database.netOptions(config.db()))
         .connectingTo(Database.connectOptions(config.db())).using(vertx).build();
     return ServerIdentity.load(config, pool, clock).eventually(pool::close);
   }

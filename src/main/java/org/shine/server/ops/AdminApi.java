@@ -72,6 +72,8 @@ public final class AdminApi {
   /** A router serving the endpoints. */
   public Router router() {
     Router router = Router.router(vertx);
+    router.get(PREFIX).handler(ctx -> answer(ctx, Future.succeededFuture(index())));
+    router.get(PREFIX + "/").handler(ctx -> answer(ctx, Future.succeededFuture(index())));
     router.get(PREFIX + "/peers").handler(ctx -> answer(ctx, peers()));
     router.get(PREFIX + "/deliveries").handler(ctx -> answer(ctx, deliveries(ctx)));
     router.post(PREFIX + "/deliveries/retry-peer/:serverLogin")
@@ -84,6 +86,19 @@ public final class AdminApi {
             + "/peers, /deliveries, /deliveries/retry-peer/{serverLogin}, /users/{login}, /sync-quarantine,"
             + " POST /invites")));
     return router;
+  }
+
+  /** {@code GET /admin/v1}: the endpoints, so the URL a start prints answers something useful. */
+  private JsonNode index() {
+    ObjectNode body = Json.MAPPER.createObjectNode().put("serverLogin", config.serverLogin());
+    ObjectNode endpoints = body.putObject("endpoints");
+    endpoints.put("GET " + PREFIX + "/peers", "each peer: connected, up or held down, calls in flight");
+    endpoints.put("GET " + PREFIX + "/deliveries?state=accepted|delivered|failed", "delivery rows in a state");
+    endpoints.put("POST " + PREFIX + "/deliveries/retry-peer/{serverLogin}", "attempt now what waits for that server");
+    endpoints.put("GET " + PREFIX + "/users/{login}", "a user's card, routes, sessions and unsynced items");
+    endpoints.put("GET " + PREFIX + "/sync-quarantine", "items a sibling sent that could not be stored");
+    endpoints.put("POST " + PREFIX + "/invites?expiresInS=N", "a registration invite");
+    return body;
   }
 
   private Future<JsonNode> peers() {

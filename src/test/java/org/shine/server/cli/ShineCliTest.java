@@ -46,6 +46,11 @@ class ShineCliTest {
     Cli.Result sub = Cli.run("client", "hsitory");
     assertThat(sub.err()).contains("Did you mean: client history");
 
+    // two letters swapped are one edit: "sned" is "send", not "edit" (which shares a letter pair with it)
+    Cli.Result swapped = Cli.run("client", "sned");
+    assertThat(swapped.exitCode()).isEqualTo(2);
+    assertThat(swapped.err()).contains("Did you mean: client send?").doesNotContain("edit");
+
     Cli.Result option = Cli.run("client", "send", "--key", "k", "--server", "ws://h/ws", "--to", "bob", "--txt", "x");
     assertThat(option.exitCode()).isEqualTo(2);
     assertThat(option.err()).contains("Unknown option: '--txt'", "Did you mean: --text?",

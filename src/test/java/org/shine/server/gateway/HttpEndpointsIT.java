@@ -66,6 +66,8 @@ class HttpEndpointsIT {
     assertThat(body.path("serverLogin").asText()).isEqualTo("s1");
     assertThat(body.path("url").asText()).isEqualTo(server.url());
     assertThat(body.path("endpoints").has("/ws")).isTrue();
+    assertThat(body.path("endpoints").has("/app/")).isTrue();
+    assertThat(body.path("endpoints").has("/ready")).isTrue();
     assertThat(body.path("endpoints").has("/metrics")).isTrue();
     assertThat(body.path("endpoints").has("/health")).isTrue();
   }

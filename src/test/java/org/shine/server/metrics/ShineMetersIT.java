@@ -67,6 +67,7 @@ class ShineMetersIT {
     bob = world.user("bob", TestWorld.routes(s2), s2, s1);
     world.user("carol", List.of(dead), s1, s3);
     frank = world.user("frank", List.of(Map.entry("s3", s3.url()), dead), s3);
+    world.user("grace", TestWorld.routes(s1, s2), s1, s2);
   }
 
   @AfterAll
@@ -161,6 +162,14 @@ class ShineMetersIT {
     Eventually.until("the row is due once its 30 s point has passed", 10_000,
         () -> Scrape.of(s3).value("shine_delivery_due") == acceptedBefore + 1);
     session.close().await();
+  }
+
+  @Test
+  @DisplayName("shine_sync_lag_items names every sibling, at 0 while nothing is owed to it")
+  void syncLagOfEverySibling() {
+    // grace is served by s1 and s2 and has written nothing: s2 is s1's sibling and is owed nothing
+    Eventually.until("s1 reports its sibling s2 at 0", 10_000,
+        () -> Scrape.of(s1).text().contains("shine_sync_lag_items{sibling=\"s2\"} 0.0"));
   }
 
   @Test

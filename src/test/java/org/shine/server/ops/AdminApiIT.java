@@ -25,6 +25,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.cli.AdminCommand;
+import org.shine.server.cli.CliFailure;
 import org.shine.server.client.ShineClient;
 import org.shine.server.config.ConfigException;
 import org.shine.server.config.ConfigLoader;
@@ -90,6 +91,17 @@ class AdminApiIT {
   static void stopFederation() {
     world.close();
     vertx.close().await();
+  }
+
+  @Test
+  @DisplayName("the API's root (the URL a start prints) lists the endpoints")
+  void index() {
+    for (String root : new String[] {"", "/"}) {
+      JsonNode body = get(root);
+      assertThat(body.path("serverLogin").asText()).isEqualTo("s1");
+      assertThat(body.path("endpoints").has("GET /admin/v1/peers")).isTrue();
+      assertThat(body.path("endpoints").has("GET /admin/v1/users/{login}")).isTrue();
+    }
   }
 
   @Test
@@ -203,14 +215,15 @@ class AdminApiIT {
   }
 
   @Test
-  @DisplayName("the admin subcommand says in one line when the API answers an error or cannot be reached")
+  @DisplayName("the admin subcommand says in one line when the API answers an error or cannot be reached, with the"
+      + " exit codes of README: 5 for an unknown user, 3 for an API it cannot reach")
   void adminCommandErrors() {
     Output unknown = admin("--url", base(), "user", "nobody");
-    assertThat(unknown.code).isEqualTo(AdminCommand.FAILED);
+    assertThat(unknown.code).isEqualTo(CliFailure.NOT_FOUND);
     assertThat(unknown.err.strip()).isEqualTo("error: 404 USER_NOT_FOUND: unknown user nobody");
 
     Output down = admin("--url", "http://127.0.0.1:" + TestServer.freePort(), "peers");
-    assertThat(down.code).isEqualTo(AdminCommand.FAILED);
+    assertThat(down.code).isEqualTo(CliFailure.UNREACHABLE);
     assertThat(down.err).startsWith("error: cannot reach the admin API at").doesNotContain("Exception");
 
     assertThat(admin("peers").code).isEqualTo(CommandLine.ExitCode.USAGE);
