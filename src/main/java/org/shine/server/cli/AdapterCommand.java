@@ -50,8 +50,9 @@ final class AdapterCommand {
   }
 
   @Command(name = "run", mixinStandardHelpOptions = true,
-      description = {"Receive events into the inbox (commit, then ACK) and process them with retries. An event whose",
-          "container does not verify against its author's card is rejected (see: adapter rejected), never processed."})
+      description = {"Receive events into the inbox (commit, then ACK) and process them with retries.",
+          "An event whose container does not verify against its author's card is rejected (see: adapter rejected),",
+          "never processed."})
   static final class Run implements Callable<Integer> {
     @Option(names = "--server", required = true, paramLabel = "URL",
         description = "the server serving the user: http://host:port (its ws://host:port/ws URL works too)")

@@ -300,8 +300,9 @@ public final class AdminCommand implements Callable<Integer> {
 
   /** {@code admin invite}. */
   @Command(name = "invite", mixinStandardHelpOptions = true,
-      description = {"Make a one-time invite code: with directory.registration \"invite\", a new user registers here",
-          "with it (client register --invite CODE). Only its hash is kept; it is shown once."})
+      description = {"Make a one-time invite code for a new user of this server.",
+          "With directory.registration \"invite\", a new user registers here with it (client register --invite CODE).",
+          "Only its hash is kept; it is shown once."})
   static final class Invite implements Callable<Integer> {
     @ParentCommand
     AdminCommand admin;

@@ -17,8 +17,9 @@ import picocli.CommandLine.Option;
  * ticks, the read receipts) one at a time.
  */
 @Command(name = "chat", mixinStandardHelpOptions = true,
-    description = {"Chat with one user: history, new messages as they arrive, and a tick on each of yours:",
-        "grey ✓ accepted by your server, light ✓ delivered to a server of the peer, ✓✓ read, red ! not delivered.",
+    description = {"Chat with one user: history, new messages as they arrive, and a tick on each of yours.",
+        "Ticks: grey … sending, grey ✓ accepted by your server, light ✓ delivered to a server of the peer, ✓✓ read,",
+        "red ! not delivered.",
         "Type a line and Enter to send it; /quit or Ctrl-D leaves. Colours only on a terminal."})
 final class ChatCommand extends UserCommand {
   /** Work waiting for the chat's thread: events, answers, typed lines. */

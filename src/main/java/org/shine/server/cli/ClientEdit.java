@@ -24,6 +24,9 @@ final class ClientEdit extends UserCommand {
 
   @Override
   int run(Vertx vertx, ClientSupport.Identity user) {
+    if (text.isBlank()) {
+      throw CliFailure.usage("--text is empty: to take a message back, use client delete");
+    }
     DmKeys.ParsedKey key = ClientSupport.messageKey(message);
     if (!key.from().equals(user.login())) {
       throw CliFailure.usage("only the author edits a message: " + key.baseKey() + " is " + key.from() + "'s");

@@ -13,8 +13,9 @@ import picocli.CommandLine.Option;
 
 /** {@code client listen}: the user's events as they arrive, verified, until Ctrl-C. */
 @Command(name = "listen", mixinStandardHelpOptions = true,
-    description = {"Print the user's events as they arrive until Ctrl-C. When the server goes away it says",
-        "\"connection lost\" on stderr and reconnects (or, with --no-reconnect, exits with code 3).",
+    description = {"Print the user's events as they arrive until Ctrl-C.",
+        "When the server goes away it says \"connection lost\" on stderr and reconnects (or, with --no-reconnect,",
+        "exits with code 3).",
         "A message whose signature does not verify with its author's card shows as [! not verified: why]."})
 final class ClientListen extends UserCommand {
   /** Events received and not yet printed. */

@@ -22,6 +22,10 @@ final class ClientSend extends UserCommand {
 
   @Override
   int run(Vertx vertx, ClientSupport.Identity user) {
+    if (text.isBlank()) {
+      // as the chat, which sends no empty line
+      throw CliFailure.usage("--text is empty: there is nothing to send");
+    }
     ShineClient client = session(vertx, user);
     ShineClient.SignedPair pair = ShineClient.signPair(user.login(), user.key(), to, System.currentTimeMillis(),
         ShineClient.randomNonce(), 0, MessageBody.encode(text));

@@ -212,7 +212,8 @@ class ClientCommandIT {
   }
 
   @Test
-  @DisplayName("failures are one line with their exit code: unknown user 5, wrong key 4, server down 3, bad key 6")
+  @DisplayName("failures are one line with their exit code: unknown user 5, wrong key 4, server down 3, bad key 6,"
+      + " bad input 2")
   void failures() throws IOException {
     Cli.Result unknown = Cli.run("client", "send", "--key", alice, "--server", url, "--to", "nobody", "--text", "x");
     assertOneLine(unknown, CliFailure.NOT_FOUND, "404 USER_NOT_FOUND");
@@ -243,6 +244,11 @@ class ClientCommandIT {
         CliFailure.USAGE, "--message takes a message key");
     assertOneLine(Cli.run("client", "send", "--key", alice, "--server", "127.0.0.1:7101", "--to", "bob", "--text",
         "x"), CliFailure.USAGE, "--server takes the server's WebSocket URL");
+    // an empty text is nothing to send, as an empty line of the chat (issue 19)
+    assertOneLine(Cli.run("client", "send", "--key", alice, "--server", url, "--to", "bob", "--text", ""),
+        CliFailure.USAGE, "--text is empty");
+    assertOneLine(Cli.run("client", "edit", "--key", alice, "--server", url, "--message", "alice|bob|1|2|2",
+        "--text", "  "), CliFailure.USAGE, "--text is empty: to take a message back, use client delete");
   }
 
   @Test

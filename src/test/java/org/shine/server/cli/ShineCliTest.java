@@ -2,8 +2,15 @@ package org.shine.server.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 /** The command line's parsing, help, suggestions and completion script, without any server. */
 class ShineCliTest {
@@ -23,6 +30,27 @@ class ShineCliTest {
     assertThat(Cli.run("client", "help", "chat").out()).contains("--peer=LOGIN", "--terminal");
     assertThat(Cli.run("admin", "--help").out()).contains("peers", "deliveries", "retry-peer", "user",
         "sync-quarantine");
+  }
+
+  @Test
+  @DisplayName("every command's line in its parent's list is a whole sentence (the list shows only the first line of a"
+      + " description), and the chat's help names every tick, the pending one too")
+  void commandSummariesAreWholeSentences() {
+    CommandLine root = ShineCli.commandLine(new CliContext(InputStream.nullInputStream(),
+        new PrintStream(OutputStream.nullOutputStream()), new PrintStream(OutputStream.nullOutputStream()), Map.of(),
+        false));
+    List<CommandLine> all = new ArrayList<>(List.of(root));
+    for (int i = 0; i < all.size(); i++) {
+      all.addAll(all.get(i).getSubcommands().values());
+    }
+    for (CommandLine command : all) {
+      String[] description = command.getCommandSpec().usageMessage().description();
+      if (description.length > 0 && !command.getCommandName().equals("help")) {
+        assertThat(description[0].strip()).as(command.getCommandSpec().qualifiedName()).endsWith(".");
+      }
+    }
+    assertThat(Cli.run("client", "chat", "--help").out()).contains("… sending", "✓ accepted", "✓✓ read",
+        "! not delivered");
   }
 
   @Test
