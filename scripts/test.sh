@@ -25,14 +25,29 @@ part() {
   fi
 }
 
-# scripts/federation.sh start with its first port taken: refused before any server starts, and nothing left running.
+# scripts/federation.sh start with its first port taken (a stand-in listener on loopback): refused before any server
+# starts, and nothing left running.
 check_federation_port() {
   local scratch base holder out
   scratch=$(mktemp -d)
   base=$((20000 + RANDOM % 20000))
-  python3 -m http.server "$((base + 1))" --bind 127.0.0.1 >/dev/null 2>&1 &
+  # a listener of the JDK the tests need anyway (a fresh Debian may have no python3 or nc)
+  cat > "$scratch/Listen.java" <<'JAVA'
+public class Listen {
+  public static void main(String[] args) throws Exception {
+    try (var socket = new java.net.ServerSocket(Integer.parseInt(args[0]), 50,
+        java.net.InetAddress.getLoopbackAddress())) {
+      while (true) {
+        socket.accept().close();
+      }
+    }
+  }
+}
+JAVA
+  java "$scratch/Listen.java" "$((base + 1))" >/dev/null 2>&1 &
   holder=$!
-  for _ in $(seq 1 50); do port_taken "$((base + 1))" && break; sleep 0.1; done
+  for _ in $(seq 1 200); do port_taken "$((base + 1))" && break; sleep 0.1; done
+  port_taken "$((base + 1))" || { kill "$holder"; rm -rf "$scratch"; die "the stand-in listener did not start"; }
   out=$(SHINE_FED_DIR="$scratch" SHINE_FED_PORT_BASE="$base" bash "$ROOT/scripts/federation.sh" start 2>&1) && {
     kill "$holder"; rm -rf "$scratch"; die "federation.sh started beside a taken port"; }
   kill "$holder"
