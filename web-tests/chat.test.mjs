@@ -117,6 +117,13 @@ async function chat() {
   const b4 = await newPage(bob, 's4');
   await importAndRegister(b4, bobKey, 's3');
 
+  // a login nobody has is said at once and opens no chat; the login stays in the field to be corrected
+  await a1.getByLabel('Chat with').fill('nobody-here');
+  await a1.getByLabel('Chat with').press('Enter');
+  await a1.waitForFunction(() => document.getElementById('open-error').textContent
+    .includes('nobody-here is not registered on this server'), null, { timeout: WAIT });
+  assert.equal(await a1.getByLabel('Chat with').inputValue(), 'nobody-here');
+
   // GIVEN bob's servers are down, WHEN alice writes to bob THEN one grey tick: her server accepted it
   await federation.stopOne('s3');
   await federation.stopOne('s4');

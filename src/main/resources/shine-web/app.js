@@ -55,11 +55,17 @@ function wireChat() {
     event.preventDefault();
     const peer = $('chat-with').value.trim();
     if (!/^[a-z0-9_.-]{1,32}$/.test(peer)) {
-      $('chat-error').textContent = 'a login is 1 to 32 of a-z, 0-9, _ . -';
+      $('open-error').textContent = 'a login is 1 to 32 of a-z, 0-9, _ . -';
       return;
     }
-    $('chat-with').value = '';
-    chat.openChat(peer, true);
+    guarded('open-error', async () => {
+      // a login nobody has is said now, not after a send comes back 404 (offline, the send will say it)
+      if (session.client && session.client.ready && !(await session.client.userExists(peer))) {
+        throw new Error(`${peer} is not registered on this server: check the login`);
+      }
+      $('chat-with').value = '';
+      await chat.openChat(peer, true);
+    });
   });
   $('composer').addEventListener('submit', (event) => {
     event.preventDefault();

@@ -113,6 +113,19 @@ export class ProtocolClient {
   }
 
   /** The chat list: [{peer, lastAtMs, unread, lastText}], each last message checked. */
+  /** Whether the server knows `login` (GetUserCard); a failure other than USER_NOT_FOUND is thrown. */
+  async userExists(login) {
+    try {
+      await this.conn.request('GetUserCard', { login });
+      return true;
+    } catch (e) {
+      if (e.code === 'USER_NOT_FOUND') {
+        return false;
+      }
+      throw e;
+    }
+  }
+
   async conversations() {
     const { conversations } = await this.conn.request('GetConversations', { limit: 100 });
     const checks = await Promise.all(conversations.map((c) => this.verifier.blob(c.lastBlobB64)));
