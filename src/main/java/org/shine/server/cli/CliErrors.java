@@ -134,7 +134,7 @@ final class CliErrors {
    * neighbours counting as one): picocli ranks by shared letter pairs, so {@code sned} would be offered {@code edit}
    * rather than {@code send}.
    */
-  static Optional<String> similarCommand(CommandLine command, List<String> unmatched) {
+  private static Optional<String> similarCommand(CommandLine command, List<String> unmatched) {
     if (unmatched.isEmpty() || unmatched.get(0).startsWith("-") || command.getSubcommands().isEmpty()) {
       return Optional.empty();
     }
@@ -144,7 +144,7 @@ final class CliErrors {
   }
 
   /** Edits between two words: insertions, deletions, substitutions and swaps of neighbours (optimal alignment). */
-  static int distance(String a, String b) {
+  private static int distance(String a, String b) {
     int[][] d = new int[a.length() + 1][b.length() + 1];
     for (int i = 0; i <= a.length(); i++) {
       d[i][0] = i;

@@ -89,12 +89,10 @@ public final class DeliveryRepository {
           + " AND m.revision = d.revision), (SELECT s.blob FROM dm_signal s WHERE s.owner = d.owner"
           + " AND s.signal_key = d.base_key || '|3')) AS pair_blob";
 
-  private static final String STATUS =
-      "SELECT d.state FROM dm_message m"
-          + " LEFT JOIN dm_delivery d ON d.base_key = m.base_key AND d.revision = m.revision"
-          + " WHERE m.owner = $1 AND m.base_key = $2 AND m.direction = 2";
-
-  /* STATUS for a batch of (owner, baseKey): one row per stored sender's copy */
+  /*
+   * The state of the stored revision of each (owner, baseKey) sender's copy: one row per copy stored here, the state
+   * null when the revision has no delivery row yet
+   */
   private static final String STATUSES =
       "SELECT m.owner, m.base_key, d.state FROM unnest($1::text[], $2::text[]) AS k(owner, base_key)"
           + " JOIN dm_message m ON m.owner = k.owner AND m.base_key = k.base_key AND m.direction = 2"
@@ -175,29 +173,12 @@ public final class DeliveryRepository {
     });
   }
 
-  /** The state of the stored revision of {@code owner}'s outgoing copy, or empty when there is no such copy. */
-  public Future<Optional<DeliveryState>> status(String owner, String baseKey) {
-    return pool.preparedQuery(STATUS).execute(Tuple.of(owner, baseKey)).map(rows -> {
-      if (rows.size() == 0) {
-        return Optional.empty();
-      }
-      String state = rows.iterator().next().getString("state");
-      return Optional.of(state == null ? DeliveryState.ACCEPTED : DeliveryState.fromWire(state));
-    });
-  }
-
   /**
-   * {@link #status} of several sender's copies in one statement: the state of each one stored here (a copy without a
+   * The state of the stored revision of each of these sender's copies, in one statement (a copy without a delivery
    * row is {@code accepted}); a copy not stored here is absent.
    */
   public Future<Map<CopyKey, DeliveryState>> statuses(List<CopyKey> copies) {
-    String[] owners = new String[copies.size()];
-    String[] baseKeys = new String[copies.size()];
-    for (int i = 0; i < copies.size(); i++) {
-      owners[i] = copies.get(i).owner();
-      baseKeys[i] = copies.get(i).baseKey();
-    }
-    return pool.preparedQuery(STATUSES).execute(Tuple.tuple(List.of(owners, baseKeys))).map(rows -> {
+    return pool.preparedQuery(STATUSES).execute(DmRepository.keyArgs(copies)).map(rows -> {
       Map<CopyKey, DeliveryState> found = new HashMap<>();
       for (Row row : rows) {
         String state = row.getString("state");

@@ -135,15 +135,20 @@ public final class DmRepository {
     this.self = Objects.requireNonNull(self);
   }
 
-  /** The stored copies among {@code keys}, with the delivery state of their stored revision where one exists. */
-  public Future<Map<CopyKey, StoredCopy>> findCopies(List<CopyKey> keys) {
+  /** {@code keys} as the two array parameters of a keyed batch read: $1 owners, $2 base keys. */
+  static Tuple keyArgs(List<CopyKey> keys) {
     String[] owners = new String[keys.size()];
     String[] baseKeys = new String[keys.size()];
     for (int i = 0; i < keys.size(); i++) {
       owners[i] = keys.get(i).owner();
       baseKeys[i] = keys.get(i).baseKey();
     }
-    return pool.preparedQuery(FIND_COPIES).execute(Tuple.tuple(List.of(owners, baseKeys))).map(rows -> {
+    return Tuple.tuple(List.of(owners, baseKeys));
+  }
+
+  /** The stored copies among {@code keys}, with the delivery state of their stored revision where one exists. */
+  public Future<Map<CopyKey, StoredCopy>> findCopies(List<CopyKey> keys) {
+    return pool.preparedQuery(FIND_COPIES).execute(keyArgs(keys)).map(rows -> {
       Map<CopyKey, StoredCopy> found = new HashMap<>();
       for (Row row : rows) {
         Buffer pair = row.getBuffer("pair_blob");

@@ -20,14 +20,14 @@ public final class OpsRepository {
   private static final String DELIVERY_COUNTS =
       "SELECT count(*) FILTER (WHERE next_attempt_at_ms <= $1), count(*) FROM dm_delivery WHERE state = 'accepted'";
   private static final String HUB_QUEUE_DEPTH = "SELECT count(*) FROM hub_queue WHERE NOT acked";
-  /* the queue's rows per sibling, of owners routed to both that sibling and this server */
-  /* every sibling (a server that shares a user with this one), with what it is owed: 0 when nothing */
+  /*
+   * every sibling (a server that shares a user with this one) with its queue rows, of owners routed to both it and
+   * this server: 0 when nothing is owed
+   */
   private static final String SYNC_LAG =
       "SELECT s.server_login, (SELECT count(*) FROM sync_queue q WHERE q.sibling = s.server_login AND "
           + SyncQueueSql.shared("q.sibling", "$1") + ")"
-          + " FROM (SELECT DISTINCT other.server_login FROM user_access_servers_current mine"
-          + " JOIN user_access_servers_current other ON other.login = mine.login AND other.server_login <> $1"
-          + " WHERE mine.server_login = $1) s";
+          + " FROM (SELECT DISTINCT server_login FROM (" + SyncQueueSql.siblings("$1") + ") known) s";
   private static final String USER_LAG =
       "SELECT other.server_login, count(q.sync_id) FROM user_access_servers_current other"
           + " LEFT JOIN sync_queue q ON q.owner = other.login AND q.sibling = other.server_login"

@@ -37,6 +37,16 @@ final class SyncQueueSql {
         + " ON CONFLICT DO NOTHING)";
   }
 
+  /**
+   * The siblings of {@code self}: each other server (login and URL) that is a current route of a user {@code self}
+   * serves too.
+   */
+  static String siblings(String self) {
+    return "SELECT DISTINCT other.server_login, other.url FROM user_access_servers_current mine"
+        + " JOIN user_access_servers_current other ON other.login = mine.login AND other.server_login <> " + self
+        + " WHERE mine.server_login = " + self;
+  }
+
   /** Whether {@code self} is one of the current routes of the login in column {@code owner}. */
   static String served(String owner, String self) {
     return "EXISTS (SELECT 1 FROM user_access_servers_current m WHERE m.login = " + owner

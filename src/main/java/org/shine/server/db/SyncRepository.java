@@ -107,18 +107,15 @@ public final class SyncRepository {
   static final String RELEASE_HELD =
       "UPDATE sync_queue q SET visible_at_ms = 0 FROM (SELECT (SELECT y.ctid FROM sync_queue y"
           + " WHERE y.sibling = r.server_login AND NOT y.settings AND y.sync_id = x.sync_id) AS tid"
-          + " FROM unnest($1::text[], $2::text[], $3::int8[]) AS f(owner, item_key, revision)"
+          + " FROM unnest($1::text[], $2::int2[], $3::text[], $4::int8[]) AS f(owner, item_type, item_key, revision)"
           + " CROSS JOIN LATERAL (SELECT x.sync_id FROM sync_outbox x WHERE x.owner = f.owner"
-          + " AND x.item_type = " + PAIR + " AND x.item_key = f.item_key AND x.revision = f.revision) x"
+          + " AND x.item_type = f.item_type AND x.item_key = f.item_key AND x.revision = f.revision) x"
           + " JOIN user_access_servers_current r ON r.login = f.owner) d"
           + " WHERE q.ctid = d.tid AND q.visible_at_ms > 0";
   private static final String LAG =
       "SELECT count(*), min(q.created_at_ms) FROM sync_queue q WHERE q.sibling = $1 AND "
           + SyncQueueSql.shared("$1", "$2");
-  private static final String SIBLINGS =
-      "SELECT DISTINCT other.server_login, other.url FROM user_access_servers_current mine"
-          + " JOIN user_access_servers_current other ON other.login = mine.login AND other.server_login <> $1"
-          + " WHERE mine.server_login = $1";
+  private static final String SIBLINGS = SyncQueueSql.siblings("$1");
 
   private final Pool pool;
   private final String self;
@@ -159,6 +156,21 @@ public final class SyncRepository {
    * many items changed.
    */
   public Future<Integer> markSiblingHas(List<HeldItem> items) {
+    Tuple args = heldArgs(items);
+    return bookkeeping(conn -> conn.preparedQuery(MARK_SIBLING_HAS).execute(args).map(rows -> rows.rowCount()));
+  }
+
+  /**
+   * Offers the held queue rows of these pair revisions at once: their forward failed, so sync carries them; answers
+   * how many rows changed.
+   */
+  public Future<Integer> releaseHeld(List<HeldItem> pairs) {
+    Tuple args = heldArgs(pairs);
+    return bookkeeping(conn -> conn.preparedQuery(RELEASE_HELD).execute(args).map(rows -> rows.rowCount()));
+  }
+
+  /** {@code items} as the four array parameters of the statements that take them: owners, types, keys, revisions. */
+  private static Tuple heldArgs(List<HeldItem> items) {
     String[] owners = new String[items.size()];
     Short[] types = new Short[items.size()];
     String[] keys = new String[items.size()];
@@ -169,25 +181,7 @@ public final class SyncRepository {
       keys[i] = items.get(i).itemKey();
       revisions[i] = items.get(i).revision();
     }
-    Tuple args = Tuple.tuple(List.of(owners, types, keys, revisions));
-    return bookkeeping(conn -> conn.preparedQuery(MARK_SIBLING_HAS).execute(args).map(rows -> rows.rowCount()));
-  }
-
-  /**
-   * Offers the held queue rows of these pair revisions at once: their forward failed, so sync carries them; answers
-   * how many rows changed.
-   */
-  public Future<Integer> releaseHeld(List<HeldItem> pairs) {
-    String[] owners = new String[pairs.size()];
-    String[] keys = new String[pairs.size()];
-    Long[] revisions = new Long[pairs.size()];
-    for (int i = 0; i < pairs.size(); i++) {
-      owners[i] = pairs.get(i).owner();
-      keys[i] = pairs.get(i).itemKey();
-      revisions[i] = pairs.get(i).revision();
-    }
-    Tuple args = Tuple.tuple(List.of(owners, keys, revisions));
-    return bookkeeping(conn -> conn.preparedQuery(RELEASE_HELD).execute(args).map(rows -> rows.rowCount()));
+    return Tuple.tuple(List.of(owners, types, keys, revisions));
   }
 
   /** One outbox item of {@code owner} (type, key, revision) that the owner's sibling holds. */

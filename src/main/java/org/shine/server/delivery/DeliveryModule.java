@@ -1,7 +1,10 @@
 package org.shine.server.delivery;
 
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.MicroBatcher;
 import org.shine.server.db.SyncRepository.HeldItem;
@@ -51,11 +54,14 @@ final class DeliveryModule {
     this.intake = new PairIntake(services.config(), services.directory()::require, copies, services.engine(),
         services.clock(), events, skew,
         new AgePlan(schedule, services.deliveries(), services.peers(), frames, services.clock()));
-    this.siblingHas = new MicroBatcher<>(batch -> services.outbox().markSiblingHas(batch)
-        .map(n -> batch.stream().map(item -> Boolean.TRUE).toList()), item -> item, MARK_BATCH, CONCURRENT_MARKS,
-        services.slots().capacity());
-    this.releaseHeld = new MicroBatcher<>(batch -> services.outbox().releaseHeld(batch)
-        .map(n -> batch.stream().map(item -> Boolean.TRUE).toList()), item -> item, MARK_BATCH, CONCURRENT_MARKS,
-        services.slots().capacity());
+    this.siblingHas = bookkeeping(services.outbox()::markSiblingHas, services.slots().capacity());
+    this.releaseHeld = bookkeeping(services.outbox()::releaseHeld, services.slots().capacity());
+  }
+
+  /** A batcher of sync bookkeeping over {@code statement} (one statement a batch; each item answered true). */
+  private static MicroBatcher<HeldItem, Boolean> bookkeeping(Function<List<HeldItem>, Future<Integer>> statement,
+      int queueCapacity) {
+    return new MicroBatcher<>(batch -> statement.apply(batch).map(n -> batch.stream().map(item -> Boolean.TRUE)
+        .toList()), item -> item, MARK_BATCH, CONCURRENT_MARKS, queueCapacity);
   }
 }

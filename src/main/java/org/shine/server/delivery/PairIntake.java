@@ -14,7 +14,6 @@ import org.shine.server.model.CopyWrite;
 import org.shine.server.model.DeliveryPlan;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.model.StoredUser;
-import org.shine.server.model.UserCard;
 import org.shine.server.protocol.ProtocolErrors;
 
 /**
@@ -92,7 +91,7 @@ final class PairIntake {
     if (source == IntakeSource.SENDER_SIBLING && synced) {
       // the sender's sibling forwards after its first attempt (seed §4 step 7): what it already delivered is not
       // sent again from here (issue 18); still trying, or no answer, and this server tries on its own (seed §6)
-      return agePlan.finalAtSource(arrival.pair(), routeUrl(author, arrival.sourceServerLogin()))
+      return agePlan.finalAtSource(arrival.pair(), author.urlOf(arrival.sourceServerLogin()).orElse(null))
           .map(done -> done.map(state -> new Plan(new DeliveryPlan(state, clock.millis(), 0, null, 0), true, false))
               .orElseGet(() -> accepted(true)));
     }
@@ -106,11 +105,6 @@ final class PairIntake {
     DeliveryPlan row = new DeliveryPlan(DeliveryState.ACCEPTED, now, 0, now,
         attemptReserved ? now + config.delivery().leaseMs() : 0);
     return new Plan(row, synced, attemptReserved);
-  }
-
-  private static String routeUrl(StoredUser user, String serverLogin) {
-    return user.routes().stream().filter(route -> route.serverLogin().equals(serverLogin)).map(UserCard.Route::url)
-        .findFirst().orElse(null);
   }
 
   private Future<Intake> store(Arrival arrival, StoredUser author, StoredUser recipient, Plan plan) {

@@ -1,6 +1,7 @@
 package org.shine.server.model;
 
 import java.util.List;
+import java.util.Optional;
 import org.shine.server.dm.Ed25519Signer;
 
 /** A user as stored: key (also decoded, for verification), card version and text, and the current routes. */
@@ -15,6 +16,11 @@ public record StoredUser(String login, byte[] publicKey, Ed25519Signer.PublicKey
   }
 
   public boolean servedBy(String serverLogin) {
-    return routes.stream().anyMatch(r -> r.serverLogin().equals(serverLogin));
+    return urlOf(serverLogin).isPresent();
+  }
+
+  /** The URL of this user's route to {@code serverLogin}, if it is one of the user's access servers. */
+  public Optional<String> urlOf(String serverLogin) {
+    return routes.stream().filter(r -> r.serverLogin().equals(serverLogin)).map(UserCard.Route::url).findFirst();
   }
 }
