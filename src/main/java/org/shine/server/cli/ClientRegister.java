@@ -26,7 +26,8 @@ final class ClientRegister implements Callable<Integer> {
       description = "an access server of the user; give it twice for a user with two")
   List<String> servers;
 
-  @Option(names = "--version", paramLabel = "N", description = "the card's version (default: the stored one + 1)")
+  @Option(names = "--card-version", paramLabel = "N",
+      description = "the card's version (default: the stored one + 1)")
   Long version;
 
   @Option(names = "--invite", paramLabel = "CODE", description = {"an invite code of a server that wants one for a"

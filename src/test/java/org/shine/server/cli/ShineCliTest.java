@@ -54,6 +54,31 @@ class ShineCliTest {
   }
 
   @Test
+  @DisplayName("every command and subcommand answers --help with its usage and exit code 0 (an option of its own"
+      + " named like a standard one, as register's card version once was, takes --help away)")
+  void everyCommandHasHelp() {
+    CommandLine root = ShineCli.commandLine(new CliContext(InputStream.nullInputStream(),
+        new PrintStream(OutputStream.nullOutputStream()), new PrintStream(OutputStream.nullOutputStream()), Map.of(),
+        false));
+    List<CommandLine> all = new ArrayList<>(List.of(root));
+    for (int i = 0; i < all.size(); i++) {
+      all.addAll(all.get(i).getSubcommands().values());
+    }
+    assertThat(all).hasSizeGreaterThan(20);
+    for (CommandLine command : all) {
+      if (command.getCommandName().equals("help")) {
+        continue;
+      }
+      List<String> args = new ArrayList<>(List.of(command.getCommandSpec().qualifiedName(" ").split(" ")));
+      args.remove(0); // the jar's own name
+      args.add("--help");
+      Cli.Result result = Cli.run(args.toArray(String[]::new));
+      assertThat(result.exitCode()).as(String.join(" ", args) + ": " + result.err()).isZero();
+      assertThat(result.out()).as(String.join(" ", args)).startsWith("Usage: shine-server");
+    }
+  }
+
+  @Test
   @DisplayName("the test bench (bench, chaos, soak) is not a command of the product: it is shine-tools.jar's")
   void noTestBench() {
     for (String tool : new String[] {"bench", "chaos", "soak"}) {
