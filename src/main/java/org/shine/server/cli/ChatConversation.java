@@ -2,11 +2,10 @@ package org.shine.server.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.AsyncResult;
-import io.vertx.core.Future;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
@@ -16,6 +15,9 @@ import org.shine.server.client.MessageBody;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.client.Verdict;
+import org.shine.server.dm.DmCodec;
+import org.shine.server.dm.DmContainer;
+import org.shine.server.dm.DmKeys;
 
 /**
  * What {@code client chat} shows of one conversation and keeps current: each message of the user carries the seed's
@@ -62,11 +64,12 @@ final class ChatConversation {
     this.offer = Objects.requireNonNull(offer);
   }
 
-  /** A message of the user: its line on screen (-1: not printed yet) and its tick now. */
+  /** A message of the user: its line on screen (-1: not printed yet), its newest revision and its tick now. */
   private static final class Mine {
     int line;
-    final MessageView view;
+    MessageView view;
     Tick tick;
+    boolean deleted;
 
     Mine(int line, MessageView view, Tick tick) {
       this.line = line;
@@ -77,21 +80,13 @@ final class ChatConversation {
 
   /** The newest {@code history} messages, oldest first; those already on screen only get their tick updated. */
   void showHistory() {
-    JsonNode page = ClientSupport.await(client.get().request("GetDirectMessages",
-        ShineClient.object().put("peer", peer).put("limit", Math.max(1, Math.min(200, history)))));
-    List<JsonNode> entries = new ArrayList<>();
-    page.path("messages").forEach(entries::add);
-    Collections.reverse(entries);
-    List<Verdict> verdicts = ClientSupport.await(Future.all(entries.stream().map(verifier::historyEntry).toList())
-        .map(all -> all.<Verdict>list()));
-    for (int i = 0; i < entries.size(); i++) {
-      showEntry(entries.get(i), verdicts.get(i));
-    }
+    ClientSupport.history(client.get(), verifier, peer, history).forEach(this::showEntry);
   }
 
-  /** A history entry: new ones are printed, known ones of the user get their tick updated. */
-  private void showEntry(JsonNode entry, Verdict verdict) {
-    MessageView view = MessageView.of(entry.path("blobB64").asText(), verdict);
+  /** A history entry: new ones are printed, known ones of the user get their tick (and a new revision) shown. */
+  private void showEntry(ClientSupport.Checked checked) {
+    JsonNode entry = checked.entry();
+    MessageView view = MessageView.of(entry.path("blobB64").asText(), checked.verdict());
     if (view == null || flag(view, entry.path("messageKey").asText())) {
       return;
     }
@@ -100,8 +95,12 @@ final class ChatConversation {
       Tick tick = Tick.of(entry.path("deliveryState").asText(null), entry.path("read").asBoolean());
       Mine known = mine.get(view.baseKey());
       if (known == null) {
-        mine.put(view.baseKey(), new Mine(screen.print(ownLine(view, tick)), view, tick));
+        Mine added = new Mine(-1, view, tick);
+        added.deleted = deleted;
+        added.line = screen.print(ownLine(added));
+        mine.put(view.baseKey(), added);
       } else {
+        revise(known, view, deleted);
         update(view.baseKey(), tick);
       }
       return;
@@ -135,25 +134,152 @@ final class ChatConversation {
     return true;
   }
 
-  /** Sends a typed line as a new message (a blank one is ignored). */
-  void send(String text) {
-    if (text.isBlank()) {
+  /** A typed line: a message to send (a blank one is ignored) or one of the chat's commands. */
+  void typed(String typed) {
+    if (typed.isBlank()) {
       return;
     }
-    screen.eraseTypedLine();
+    screen.eraseTypedLine(typed);
+    ChatLine line = ChatLine.parse(typed);
+    if (line instanceof ChatLine.Message message) {
+      send(message.text());
+    } else if (line instanceof ChatLine.Edit edit) {
+      edit(edit.back(), edit.text());
+    } else if (line instanceof ChatLine.Delete delete) {
+      delete(delete.back());
+    } else if (line instanceof ChatLine.History shown) {
+      reprint(shown.count());
+    } else if (line instanceof ChatLine.Help) {
+      ChatLine.HELP.forEach(help -> screen.print("-- " + help));
+    } else if (line instanceof ChatLine.Unknown unknown) {
+      screen.print("-- " + unknown.reason());
+    } // Quit: the input thread ends the chat
+  }
+
+  /** Signs and sends a new message, unless it is over the size of a message body. */
+  private void send(String text) {
+    byte[] body = MessageBody.encode(text);
+    if (body.length > DmCodec.DEFAULT_MAX_BODY) {
+      screen.print("-- not sent: " + quote(text) + " is " + String.format(Locale.ROOT, "%,d", text.length())
+          + " characters (" + String.format(Locale.ROOT, "%,d", body.length) + " bytes); a message holds at most "
+          + String.format(Locale.ROOT, "%,d", DmCodec.DEFAULT_MAX_BODY) + " bytes: shorten it or send it in parts");
+      return;
+    }
     if (unanswered.size() >= UNANSWERED) {
-      screen.print("-- not sent (" + UNANSWERED + " messages still wait for the server): " + text);
+      screen.print("-- not sent (" + UNANSWERED + " messages still wait for the server): " + quote(text));
       return;
     }
     ShineClient.SignedPair pair = ShineClient.signPair(user.login(), user.key(), peer, System.currentTimeMillis(),
-        ShineClient.randomNonce(), 0, MessageBody.encode(text));
+        ShineClient.randomNonce(), 0, body);
     MessageView view = new MessageView(pair.outgoing().baseKey(), user.login(), peer, pair.outgoing().createdAtMs(),
         0, text, Verdict.VERIFIED);
+    Mine message = new Mine(-1, view, Tick.SENDING);
     // on a terminal the line shows at once and its tick changes in place; piped, it is printed with the answer
-    int line = screen.terminal() ? screen.print(ownLine(view, Tick.SENDING)) : -1;
-    mine.put(view.baseKey(), new Mine(line, view, Tick.SENDING));
+    if (screen.terminal()) {
+      message.line = screen.print(ownLine(message));
+    }
+    mine.put(view.baseKey(), message);
     unanswered.put(view.baseKey(), pair);
     submit(pair);
+  }
+
+  /** {@code /edit}: a new revision of the user's {@code back}-th last message, shown in place once accepted. */
+  private void edit(int back, String text) {
+    Mine message = ownMessage(back, "edit");
+    if (message == null) {
+      return;
+    }
+    byte[] body = MessageBody.encode(text);
+    if (body.length > DmCodec.DEFAULT_MAX_BODY) {
+      screen.print("-- not edited: the new text is over the " + DmCodec.DEFAULT_MAX_BODY + " bytes of a message");
+      return;
+    }
+    DmKeys.ParsedKey key = DmKeys.parseBaseKey(message.view.baseKey());
+    long revision = message.view.revision() + 1;
+    ShineClient.SignedPair pair = ShineClient.signPair(user.login(), user.key(), peer, key.createdAtMs(), key.nonce(),
+        revision, body);
+    MessageView edited = new MessageView(message.view.baseKey(), user.login(), peer, key.createdAtMs(), revision, text,
+        Verdict.VERIFIED);
+    client.get().sendPair(pair).onComplete(answer -> offer.accept(() -> {
+      if (answer.failed()) {
+        screen.print("-- not edited: " + quote(message.view.text()) + ": " + reason(answer.cause()));
+        return;
+      }
+      revise(message, edited, false);
+      update(message.view.baseKey(), Tick.of(answer.result().path("deliveryState").asText(), false));
+    }));
+  }
+
+  /** {@code /delete}: a tombstone for the user's copy of the {@code back}-th last message, shown once accepted. */
+  private void delete(int back) {
+    Mine message = ownMessage(back, "delete");
+    if (message == null) {
+      return;
+    }
+    DmContainer tombstone = ShineClient.signTombstone(user.login(), user.key(), peer,
+        DmKeys.outgoingKey(message.view.baseKey()), System.currentTimeMillis());
+    client.get().deleteMessage(tombstone).onComplete(answer -> offer.accept(() -> {
+      if (answer.failed()) {
+        screen.print("-- not deleted: " + quote(message.view.text()) + ": " + reason(answer.cause()));
+        return;
+      }
+      revise(message, message.view, true);
+    }));
+  }
+
+  /** The user's {@code back}-th last message in this chat that is not deleted, or null (said on screen). */
+  private Mine ownMessage(int back, String verb) {
+    List<Mine> own = new ArrayList<>(mine.values());
+    int left = back;
+    for (int i = own.size() - 1; i >= 0; i--) {
+      Mine candidate = own.get(i);
+      if (!candidate.deleted && candidate.view.verified() && !unanswered.containsKey(candidate.view.baseKey())
+          && --left == 0) {
+        return candidate;
+      }
+    }
+    screen.print("-- nothing to " + verb + ": " + (back == 1 ? "you have no message here"
+        : "you have fewer than " + back + " messages here") + " that your server has");
+    return null;
+  }
+
+  /** Shows a message of the user anew when {@code view} is a newer revision of it or it is newly deleted. */
+  private void revise(Mine message, MessageView view, boolean deleted) {
+    boolean newer = view.revision() > message.view.revision();
+    if (!newer && (!deleted || message.deleted)) {
+      return;
+    }
+    if (newer) {
+      message.view = view;
+    }
+    message.deleted |= deleted;
+    show(message);
+  }
+
+  /** {@code /history}: the newest {@code count} messages again, as {@code client history} prints them. */
+  private void reprint(int count) {
+    List<ClientSupport.Checked> page = ClientSupport.history(client.get(), verifier, peer, count);
+    screen.print("-- the last " + page.size() + " messages with " + peer + ":");
+    page.forEach(checked -> screen.print(MessageView.historyLine(checked.entry(), checked.verdict(),
+        screen.terminal())));
+    screen.print("-- end of history");
+  }
+
+  /** Messages typed and not yet answered by the server. */
+  int unansweredCount() {
+    return unanswered.size();
+  }
+
+  /** The texts of the messages not yet answered, for the user to see what may not have arrived. */
+  List<String> unansweredTexts() {
+    return unanswered.keySet().stream().map(key -> quote(mine.get(key) == null ? key : mine.get(key).view.text()))
+        .toList();
+  }
+
+  /** A message's text as quoted in a notice: on one line, at most 60 characters. */
+  static String quote(String text) {
+    String flat = text.replaceAll("\\s+", " ").strip();
+    return "\"" + (flat.length() > 60 ? flat.substring(0, 59) + "…" : flat) + "\"";
   }
 
   private void submit(ShineClient.SignedPair pair) {
@@ -172,8 +298,12 @@ final class ChatConversation {
     }
     unanswered.remove(baseKey);
     Mine message = mine.get(baseKey);
-    screen.print("-- not sent: " + (message == null ? baseKey : message.view.text()) + ": "
-        + CliErrors.classify(answer.cause()).getMessage());
+    screen.print("-- not sent: " + (message == null ? baseKey : quote(message.view.text())) + ": "
+        + reason(answer.cause()));
+  }
+
+  private static String reason(Throwable failure) {
+    return CliErrors.classify(failure).getMessage();
   }
 
   /** A server event: a message of this conversation, a new delivery state or a read receipt. */
@@ -191,10 +321,16 @@ final class ChatConversation {
       }
       case "OutgoingDirectMessage" -> {
         MessageView view = MessageView.of(payload.path("blobB64").asText(), verdict);
-        if (view != null && view.to().equals(peer) && !flag(view, payload.path("messageKey").asText())
-            && !mine.containsKey(view.baseKey())) {
+        if (view != null && view.to().equals(peer) && !flag(view, payload.path("messageKey").asText())) {
           Tick tick = Tick.of(payload.path("deliveryState").asText(), false);
-          mine.put(view.baseKey(), new Mine(screen.print(ownLine(view, tick)), view, tick));
+          Mine known = mine.get(view.baseKey());
+          if (known == null) {
+            Mine added = new Mine(-1, view, tick);
+            added.line = screen.print(ownLine(added));
+            mine.put(view.baseKey(), added);
+          } else {
+            revise(known, view, false); // an edit made in another session of the user
+          }
         }
       }
       case "DmDeliveryStateChanged" -> update(payload.path("baseKey").asText(),
@@ -233,10 +369,15 @@ final class ChatConversation {
       return;
     }
     message.tick = next;
+    show(message);
+  }
+
+  /** Prints a message of the user, or redraws its line. */
+  private void show(Mine message) {
     if (message.line < 0) {
-      message.line = screen.print(ownLine(message.view, next));
+      message.line = screen.print(ownLine(message));
     } else {
-      screen.redraw(message.line, ownLine(message.view, next));
+      screen.redraw(message.line, ownLine(message));
     }
   }
 
@@ -248,8 +389,10 @@ final class ChatConversation {
         System.currentTimeMillis())).onFailure(failure -> offer.accept(() -> receipted.remove(baseKey)));
   }
 
-  private String ownLine(MessageView view, Tick tick) {
-    return view.chatLine(false, screen.terminal()) + "  " + tick.render(screen.terminal());
+  /** A line of the user's: the message and its tick; a deleted message shows only that it was deleted. */
+  private String ownLine(Mine message) {
+    String line = message.view.chatLine(message.deleted, screen.terminal());
+    return message.deleted ? line : line + "  " + message.tick.render(screen.terminal());
   }
 
   private static <V> Map<String, V> bounded() {

@@ -23,15 +23,22 @@ public final class CliContext {
   private final PrintWriter err;
   private final Map<String, String> env;
   private final boolean terminal;
+  private final boolean interactive;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final List<Runnable> stopActions = new CopyOnWriteArrayList<>();
 
   public CliContext(InputStream in, PrintStream out, PrintStream err, Map<String, String> env, boolean terminal) {
+    this(in, out, err, env, terminal, false);
+  }
+
+  private CliContext(InputStream in, PrintStream out, PrintStream err, Map<String, String> env, boolean terminal,
+      boolean interactive) {
     this.in = new BufferedReader(new InputStreamReader(Objects.requireNonNull(in), StandardCharsets.UTF_8));
     this.out = new PrintWriter(Objects.requireNonNull(out), true, StandardCharsets.UTF_8);
     this.err = new PrintWriter(Objects.requireNonNull(err), true, StandardCharsets.UTF_8);
     this.env = Map.copyOf(env);
     this.terminal = terminal;
+    this.interactive = interactive;
   }
 
   /**
@@ -40,9 +47,9 @@ public final class CliContext {
    * (any value) turns them off.
    */
   public static CliContext system() {
-    boolean terminal = System.console() != null && System.getenv("NO_COLOR") == null
-        && !"dumb".equals(System.getenv("TERM"));
-    CliContext context = new CliContext(System.in, System.out, System.err, System.getenv(), terminal);
+    boolean interactive = System.console() != null;
+    boolean terminal = interactive && System.getenv("NO_COLOR") == null && !"dumb".equals(System.getenv("TERM"));
+    CliContext context = new CliContext(System.in, System.out, System.err, System.getenv(), terminal, interactive);
     Runtime.getRuntime().addShutdownHook(new Thread(context::stop, "cli-stop"));
     return context;
   }
@@ -66,6 +73,14 @@ public final class CliContext {
   /** True when the output is an interactive terminal (colours, lines redrawn in place, progress bars). */
   public boolean terminal() {
     return terminal;
+  }
+
+  /**
+   * True when a person types at a terminal: standard input and output are one (the process's own streams only), so
+   * a command may read keys through a line editor. Independent of colours ({@code NO_COLOR}).
+   */
+  public boolean interactive() {
+    return interactive;
   }
 
   /**

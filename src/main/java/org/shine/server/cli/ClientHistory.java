@@ -1,15 +1,9 @@
 package org.shine.server.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
 import org.shine.server.client.ContainerVerifier;
 import org.shine.server.client.ShineClient;
-import org.shine.server.client.Verdict;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -30,20 +24,15 @@ final class ClientHistory extends UserCommand {
 
   @Override
   int run(Vertx vertx, ClientSupport.Identity user) {
+    if (limit < 1 || limit > 200) {
+      throw CliFailure.usage("--limit is from 1 to 200 (one page of the server), not " + limit);
+    }
     ShineClient client = session(vertx, user);
     ContainerVerifier verifier = ClientSupport.verifier(vertx, user.login(), () -> client);
-    JsonNode page = ClientSupport.await(client.request("GetDirectMessages",
-        ShineClient.object().put("peer", peer).put("limit", limit)));
-    List<JsonNode> messages = new ArrayList<>();
-    page.path("messages").forEach(messages::add);
-    Collections.reverse(messages);
-    List<Verdict> verdicts = ClientSupport.await(Future.all(messages.stream().map(verifier::historyEntry).toList())
-        .map(all -> all.<Verdict>list()));
-    for (int i = 0; i < messages.size(); i++) {
-      JsonNode message = messages.get(i);
-      ObjectNode annotated = message.deepCopy();
-      MessageView.annotate(annotated, message.path("blobB64").asText(null), verdicts.get(i));
-      print(annotated, MessageView.historyLine(message, verdicts.get(i), context.terminal()));
+    for (ClientSupport.Checked checked : ClientSupport.history(client, verifier, peer, limit)) {
+      ObjectNode annotated = checked.entry().deepCopy();
+      MessageView.annotate(annotated, checked.entry().path("blobB64").asText(null), checked.verdict());
+      print(annotated, MessageView.historyLine(checked.entry(), checked.verdict(), context.terminal()));
     }
     return 0;
   }

@@ -1,11 +1,15 @@
 package org.shine.server.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -13,6 +17,7 @@ import java.util.function.Supplier;
 import org.shine.server.client.ContainerVerifier;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClientException;
+import org.shine.server.client.Verdict;
 import org.shine.server.dm.DmKeys;
 import org.shine.server.dm.KeyFile;
 
@@ -122,6 +127,26 @@ final class ClientSupport {
         .map(answer -> Optional.of(answer.path("card")))
         .recover(failure -> failure instanceof ShineClientException refused && refused.status() == 404
             ? Future.succeededFuture(Optional.empty()) : Future.failedFuture(failure)));
+  }
+
+  /** A message of a history page and what its check against the author's card found. */
+  record Checked(JsonNode entry, Verdict verdict) {
+  }
+
+  /** The newest {@code limit} messages with {@code peer} (at most 200), oldest first, each checked. */
+  static List<Checked> history(ShineClient client, ContainerVerifier verifier, String peer, int limit) {
+    JsonNode page = await(client.request("GetDirectMessages",
+        ShineClient.object().put("peer", peer).put("limit", Math.max(1, Math.min(200, limit)))));
+    List<JsonNode> entries = new ArrayList<>();
+    page.path("messages").forEach(entries::add);
+    Collections.reverse(entries);
+    List<Verdict> verdicts = await(Future.all(entries.stream().map(verifier::historyEntry).toList())
+        .map(all -> all.<Verdict>list()));
+    List<Checked> checked = new ArrayList<>(entries.size());
+    for (int i = 0; i < entries.size(); i++) {
+      checked.add(new Checked(entries.get(i), verdicts.get(i)));
+    }
+    return checked;
   }
 
   /** A baseKey, or the messageKey of one of its copies, split into its parts. */

@@ -21,6 +21,8 @@ import org.shine.server.dm.DmFormatException;
 record MessageView(String baseKey, String from, String to, long createdAtMs, long revision, String text,
     Verdict verdict) {
   private static final String RED = "\u001b[31m";
+  private static final String DIM = "\u001b[90m";
+  private static final String DELETED = "(message deleted)";
   private static final DateTimeFormatter DAY_TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss", Locale.ROOT)
       .withZone(ZoneId.systemDefault());
   private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss", Locale.ROOT)
@@ -88,28 +90,36 @@ record MessageView(String baseKey, String from, String to, long createdAtMs, lon
     String tick = outgoing && view.verified() ? Tick.of(entry.path("deliveryState").asText(null),
         entry.path("read").asBoolean()).render(terminal) + "  " : "";
     return DAY_TIME.format(Instant.ofEpochMilli(view.createdAtMs())) + "  " + view.from() + " → " + view.to() + "  "
-        + tick + view.shown(terminal) + view.marks(entry.path("deleted").asBoolean()) + "  (" + view.baseKey() + ")";
+        + tick + view.content(entry.path("deleted").asBoolean(), terminal) + "  (" + view.baseKey() + ")";
   }
 
-  /** A chat line: time, author, text (or its mark), marks; the tick of an own message is appended by the caller. */
+  /**
+   * A chat line: time, author, text (or its mark), marks; the tick of an own message is appended by the caller. A
+   * deleted message shows as deleted, never with its text.
+   */
   String chatLine(boolean deleted, boolean terminal) {
-    return TIME.format(Instant.ofEpochMilli(createdAtMs)) + " " + from + ": " + shown(terminal) + marks(deleted);
+    return TIME.format(Instant.ofEpochMilli(createdAtMs)) + " " + from + ": " + content(deleted, terminal);
+  }
+
+  /** What a line shows of the message: its text and marks, its not-verified mark, or that it was deleted. */
+  private String content(boolean deleted, boolean terminal) {
+    if (deleted && verified()) {
+      return terminal ? DIM + DELETED + Tick.RESET : DELETED;
+    }
+    return shown(terminal) + marks();
   }
 
   /** An event line: time, author → recipient, text (or its mark), marks. */
   String line(boolean terminal) {
     return TIME.format(Instant.ofEpochMilli(createdAtMs)) + " " + from + " → " + to + ": " + shown(terminal)
-        + marks(false);
+        + marks();
   }
 
   static String time(long epochMs) {
     return TIME.format(Instant.ofEpochMilli(epochMs));
   }
 
-  private String marks(boolean deleted) {
-    if (!verified()) {
-      return "";
-    }
-    return (revision > 0 ? " (edited)" : "") + (deleted ? " (deleted)" : "");
+  private String marks() {
+    return verified() && revision > 0 ? " (edited)" : "";
   }
 }

@@ -165,8 +165,8 @@ class ChatIT {
   }
 
   @Test
-  @DisplayName("a chat with an unknown user ends at once with exit code 5; a message the server refuses is reported"
-      + " not sent, with the reason, and the chat goes on")
+  @DisplayName("a chat with an unknown user ends at once with exit code 5; a message over the size of a message is"
+      + " not sent, with its size and the limit, and the chat goes on")
   void refused() throws Exception {
     TestServer s1 = world.server("s1");
     TestUser alice = world.user("alice", s1);
@@ -179,64 +179,187 @@ class ChatIT {
     try (Cli.Running chat = Cli.start("client", "chat", "--key", key, "--server", s1.url(), "--peer", "bob")) {
       Eventually.until("the chat is open", 10_000, () -> chat.out().contains("-- chat with bob"));
       chat.type("x".repeat(70_000));
-      Eventually.until("refused", 10_000, () -> chat.out().contains("the server answered 413"));
+      Eventually.until("refused", 10_000, () -> chat.out().contains("is 70,000 characters (70,017 bytes); a message"
+          + " holds at most 65,536 bytes: shorten it or send it in parts"));
       chat.type("a short one");
       Eventually.until("the next one goes", 10_000, () -> chat.out().contains("alice: a short one  [✓ delivered]"));
     }
   }
 
   @Test
-  @DisplayName("in a real pseudo-terminal (script) the chat finds the terminal itself: the typed line's echo is"
-      + " replaced by the message, whose tick turns light in place")
+  @DisplayName("in a real pseudo-terminal the chat finds the terminal itself: a line wider than the terminal wraps,"
+      + " its tick changes on its own rows and the text is on screen once; /help is the chat's, never sent")
   void realPseudoTerminal() throws Exception {
     TestServer s1 = world.server("s1");
     TestUser alice = world.user("alice", s1);
-    world.user("bob", s1);
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    String command = String.join(" ", quote(java), "-cp", quote(System.getProperty("java.class.path")),
-        "org.shine.server.Main", "client", "chat", "--key", quote(write(alice).toString()), "--server", s1.url(),
-        "--peer", "bob");
-    ProcessBuilder builder = new ProcessBuilder("script", "-q", "-e", "-c", command, "/dev/null")
-        .redirectErrorStream(true);
-    builder.environment().put("TERM", "xterm");
-    builder.environment().remove("NO_COLOR");
-    Process process = builder.start();
-    world.onClose(process::destroyForcibly);
-    StringBuffer screen = new StringBuffer();
-    Thread reader = new Thread(() -> {
-      try (var in = process.getInputStream()) {
-        byte[] buffer = new byte[4096];
-        for (int n; (n = in.read(buffer)) > 0; ) {
-          screen.append(new String(buffer, 0, n, StandardCharsets.UTF_8));
-        }
-      } catch (IOException e) {
-        screen.append("\n(read failed: ").append(e).append(')');
-      }
-    });
-    reader.setDaemon(true);
-    reader.start();
-    var keyboard = process.getOutputStream();
-    Eventually.until("the chat is open", 30_000, () -> screen.toString().contains("-- chat with bob"));
+    TestUser bob = world.user("bob", s1);
+    String wide = "startQ" + "x".repeat(90) + "Qfinish";
+    try (PtyChat chat = ptyChat(40, 20, write(alice).toString(), s1)) {
 
-    keyboard.write("hello over a pty\n".getBytes(StandardCharsets.UTF_8));
-    keyboard.flush();
-    Eventually.until("a light tick", 20_000, () -> screen.toString().contains("alice: hello over a pty  "
-        + LIGHT_TICK));
-    String text = screen.toString();
-    int echo = text.indexOf("hello over a pty");
-    int erased = text.indexOf("\u001b[1A\r\u001b[2K", echo);
-    assertThat(echo).as(text).isNotNegative();
-    assertThat(erased).as("the echo of the typed line is erased").isGreaterThan(echo);
-    assertThat(text.indexOf("alice: hello over a pty", erased)).isGreaterThan(erased);
+      // WHEN alice sends a line of three rows and bob reads it
+      chat.keys(wide + PtyChat.ENTER);
+      Eventually.until("a light tick", 20_000, () -> chat.raw().contains(wide + "  " + LIGHT_TICK));
+      ShineClient bobSession = world.session(bob, s1);
+      JsonNode sent = bobSession.request("GetDirectMessages", ShineClient.object().put("peer", "alice")).await()
+          .at("/messages/0");
+      bobSession.sendReadReceipt(ShineClient.signReceipt("bob", bob.key(), "alice", sent.get("baseKey").asText(),
+          System.currentTimeMillis())).await();
 
-    keyboard.write("/quit\n".getBytes(StandardCharsets.UTF_8));
-    keyboard.flush();
-    assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
-    assertThat(process.exitValue()).isZero();
+      // THEN the screen shows it once, whole, with two ticks: each redraw landed on the line's own three rows
+      Eventually.until("two ticks", 20_000, () -> chat.joined().contains(wide + " ✓✓"));
+      assertThat(occurrences(chat.joined(), "startQ")).as(chat.screen()).isEqualTo(1);
+      assertThat(occurrences(chat.joined(), "Qfinish")).as(chat.screen()).isEqualTo(1);
+      assertThat(chat.screen()).as("the typed line's echo is gone").doesNotContain("> startQ");
+
+      // WHEN alice asks for help, THEN the chat answers and bob gets nothing
+      chat.keys("/help" + PtyChat.ENTER);
+      Eventually.until("the help", 20_000, () -> chat.joined().contains("/edit [N] TEXT"));
+      assertThat(bobSession.request("GetDirectMessages", ShineClient.object().put("peer", "alice")).await()
+          .path("messages")).hasSize(1);
+
+      chat.keys("/quit" + PtyChat.ENTER);
+      assertThat(chat.exitCode(30)).isZero();
+    }
   }
 
-  private static String quote(String word) {
-    return "'" + word.replace("'", "'\\''") + "'";
+  @Test
+  @DisplayName("in a pseudo-terminal, Ctrl-C right after Enter (one write) sends the line before leaving, exit 0;"
+      + " Ctrl-C with a line typed and no Enter says it was not sent")
+  void ctrlCRightAfterEnter() throws Exception {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    TestUser bob = world.user("bob", s1);
+    String key = write(alice).toString();
+    try (PtyChat chat = ptyChat(80, 24, key, s1)) {
+      chat.keys("last words" + PtyChat.ENTER + PtyChat.CTRL_C);
+      assertThat(chat.exitCode(60)).as(chat.screen()).isZero();
+    }
+    JsonNode messages = world.session(bob, s1).request("GetDirectMessages", ShineClient.object()
+        .put("peer", "alice")).await().path("messages");
+    assertThat(messages).hasSize(1);
+    assertThat(MessageView.textOf(messages.get(0).path("blobB64").asText())).isEqualTo("last words");
+
+    try (PtyChat chat = ptyChat(80, 24, key, s1)) {
+      chat.keys("half a thought" + PtyChat.CTRL_C);
+      assertThat(chat.exitCode(60)).as(chat.screen()).isZero();
+      assertThat(chat.screen()).contains("-- not sent (Enter was not pressed): \"half a thought\"");
+    }
+    assertThat(world.session(bob, s1).request("GetDirectMessages", ShineClient.object().put("peer", "alice"))
+        .await().path("messages")).hasSize(1);
+  }
+
+  @Test
+  @DisplayName("in a pseudo-terminal a pasted line of 70,000 characters arrives whole (no 4,095-character cut) and"
+      + " is refused before signing, with its size and the limit; the chat goes on")
+  void longPaste() throws Exception {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    TestUser bob = world.user("bob", s1);
+    try (PtyChat chat = ptyChat(80, 24, write(alice).toString(), s1)) {
+      chat.keys("p".repeat(70_000) + PtyChat.ENTER);
+      Eventually.until("refused", 60_000, () -> chat.joined().contains("is 70,000 characters (70,017 bytes); a"
+          + " message holds at most 65,536 bytes"));
+      chat.keys("a short one" + PtyChat.ENTER);
+      Eventually.until("the next one goes", 20_000, () -> chat.raw().contains("alice: a short one  "
+          + LIGHT_TICK));
+      chat.keys("/quit" + PtyChat.ENTER);
+      assertThat(chat.exitCode(30)).isZero();
+    }
+    assertThat(world.session(bob, s1).request("GetDirectMessages", ShineClient.object().put("peer", "alice"))
+        .await().path("messages")).hasSize(1);
+  }
+
+  @Test
+  @DisplayName("the chat's commands: /edit and /delete change the user's own messages in place, /history shows"
+      + " them with keys, // sends a leading slash, an unknown command is said and never sent")
+  void commands() throws Exception {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    TestUser bob = world.user("bob", s1);
+    ShineClient bobSession = world.session(bob, s1);
+    try (Cli.Running chat = Cli.start("client", "chat", "--key", write(alice).toString(), "--server", s1.url(),
+        "--peer", "bob")) {
+      Eventually.until("the chat is open", 10_000, () -> chat.out().contains("-- chat with bob"));
+      chat.type("first");
+      chat.type("second");
+      Eventually.until("both sent", 10_000, () -> chat.out().contains("alice: second  [✓ delivered]"));
+
+      // WHEN alice edits her last message and deletes the one before it
+      chat.type("/edit second, corrected");
+      Eventually.until("the edit", 10_000, () -> chat.out().contains("alice: second, corrected (edited)"));
+      chat.type("/delete 2");
+      Eventually.until("the delete", 10_000, () -> chat.out().contains("alice: (message deleted)"));
+
+      // THEN bob has the new text, and alice's copy of the first is deleted
+      Eventually.until("bob has the edit", 10_000, () -> bobSession.request("GetDirectMessages",
+          ShineClient.object().put("peer", "alice")).await().at("/messages/0/revision").asInt() == 1);
+      JsonNode mine = world.session(alice, s1).request("GetDirectMessages", ShineClient.object().put("peer", "bob"))
+          .await().path("messages");
+      assertThat(mine.get(1).path("deleted").asBoolean()).isTrue();
+      assertThat(MessageView.textOf(mine.get(0).path("blobB64").asText())).isEqualTo("second, corrected");
+
+      // WHEN alice asks for the history, THEN the deleted one shows without its text
+      chat.type("/history 5");
+      Eventually.until("the history", 10_000, () -> chat.out().contains("-- end of history"));
+      String history = chat.out().substring(chat.out().indexOf("-- the last 2 messages with bob:"));
+      assertThat(history).contains("(message deleted)", "second, corrected (edited)").doesNotContain("first");
+
+      // WHEN alice types a line with a leading slash and an unknown command
+      chat.type("//slash at the start");
+      chat.type("/shrug");
+      chat.type("/help");
+      Eventually.until("the slash line", 10_000, () -> chat.out().contains("alice: /slash at the start  [✓"));
+      assertThat(chat.out()).contains("-- /shrug is not a command (/help lists them; //shrug sends it as a message)",
+          "-- /quit ");
+      assertThat(bobSession.request("GetDirectMessages", ShineClient.object().put("peer", "alice")).await()
+          .path("messages")).hasSize(3);
+    }
+  }
+
+  @Test
+  @DisplayName("a chat stopped (Ctrl-C) right after a line was typed sends it first; one whose server never answers"
+      + " says which message was not confirmed and ends with exit code 3")
+  void leavingWaitsForTheServer() throws Exception {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    TestUser bob = world.user("bob", s1);
+    String key = write(alice).toString();
+    Cli.Running chat = Cli.start("client", "chat", "--key", key, "--server", s1.url(), "--peer", "bob");
+    Eventually.until("the chat is open", 10_000, () -> chat.out().contains("-- chat with bob"));
+    chat.type("just before leaving");
+    chat.close();
+    assertThat(chat.exitCode()).isZero();
+    JsonNode messages = world.session(bob, s1).request("GetDirectMessages", ShineClient.object()
+        .put("peer", "alice")).await().path("messages");
+    assertThat(messages).hasSize(1);
+
+    Cli.Running unanswered = Cli.start("client", "chat", "--key", key, "--server", s1.url(), "--peer", "bob");
+    Eventually.until("the chat is open", 10_000, () -> unanswered.out().contains("-- chat with bob"));
+    s1.close();
+    Eventually.until("it says so", 10_000, () -> unanswered.out().contains("-- connection lost"));
+    unanswered.type("into the void");
+    unanswered.type("/quit");
+    assertThat(unanswered.exitCode()).isEqualTo(CliFailure.UNREACHABLE);
+    assertThat(unanswered.out()).contains("-- waiting for your server to accept 1 message before leaving",
+        "-- not confirmed by your server: \"into the void\" (client history --peer bob shows whether it arrived)");
+  }
+
+  /** The key's owner chatting with bob on {@code server}, in a pseudo-terminal, once the prompt shows. */
+  private PtyChat ptyChat(int columns, int rows, String key, TestServer server) throws IOException {
+    PtyChat chat = PtyChat.start(columns, rows, "client", "chat", "--key", key, "--server", server.url(), "--peer",
+        "bob");
+    world.onClose(chat::close);
+    Eventually.until("the prompt", 60_000, () -> chat.screen().contains("-- chat with bob")
+        && chat.screen().lines().anyMatch(line -> line.startsWith(">")));
+    return chat;
+  }
+
+  private static int occurrences(String text, String part) {
+    int count = 0;
+    for (int at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + 1)) {
+      count++;
+    }
+    return count;
   }
 
   @Test
