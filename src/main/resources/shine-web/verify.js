@@ -111,7 +111,9 @@ export class Verifier {
     try {
       card = await entry;
     } catch (e) {
-      return unchecked(`could not read ${container.from}'s card (${e.message})`, container);
+      // why the card could not be read (offline, a timeout) changes nothing for the user: it is read again later
+      return unchecked(`could not read ${container.from}'s card now; it is checked again when the chat is opened again`,
+        container);
     }
     if (card.problem) {
       return notVerified(card.problem, container);
