@@ -120,8 +120,9 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
       return;
     }
     if (error.code === 'NOT_ACCESS_SERVER') {
-      showRegister(identity,
-        `This server is not one of ${identity.login}'s access servers: register again to add it.`);
+      showRegister(identity, `This server is not one of ${identity.login}'s access servers. Open the chat on one of `
+        + `them, or register here to make this server one of ${identity.login}'s (your card then names this server `
+        + 'and the second one you give below).');
       return;
     }
     let why = `The server refused to sign you in as ${identity.login}. ${plain(error, { login: identity.login })}`;
