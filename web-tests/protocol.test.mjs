@@ -76,3 +76,14 @@ test('after stop() no event of that session reaches the store; a failure is repo
   await settle();
   assert.equal(events.length, 1);
 });
+
+test('a login refusal the same bytes will meet again stops the connection (every 4xx but 429); others are retried',
+  async () => {
+    const { refusedForGood } = await import('../src/main/resources/shine-web/conn.js');
+    for (const status of [400, 401, 403, 404, 409, 421]) {
+      assert.equal(refusedForGood(status), true, String(status));
+    }
+    for (const status of [0, 429, 500, 503]) {
+      assert.equal(refusedForGood(status), false, String(status));
+    }
+  });

@@ -87,8 +87,8 @@ export function createChat({ store, session, outbox, views }) {
       return;
     }
     const long = tooLong(text);
+    views.error('chat-error', long || '');
     if (long) {
-      views.error('chat-error', long);
       return;
     }
     const edited = editing && store.state.messages.get(editing);

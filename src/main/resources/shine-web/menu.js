@@ -65,8 +65,8 @@ export function createMenu(element) {
       close();
     }
   });
+  // not on scroll: a tick that changes or a message that arrives may scroll the chat while the menu is open
   window.addEventListener('resize', close);
-  document.addEventListener('scroll', close, true);
 
   return { open, close };
 }
