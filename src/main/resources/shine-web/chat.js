@@ -95,8 +95,9 @@ export function createChat({ store, session, outbox, views }) {
     cancelEdit();
     views.clearComposer();
     if (edited) {
-      // an edit is the pair again with the same createdAtMs and nonce and the next revision
-      if (text !== edited.text) {
+      // an edit is the pair again with the same createdAtMs and nonce and the next revision; a message deleted
+      // meanwhile is not brought back
+      if (!edited.deleted && text !== edited.text) {
         await views.guarded('chat-error',
           () => outbox.queue(peer, edited.createdAtMs, edited.nonce, edited.revision + 1, text), { peer });
       }
