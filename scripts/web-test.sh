@@ -12,4 +12,5 @@ ensure_chromium
 ensure_web_tests
 ensure_jar
 cd "$ROOT/web-tests"
-exec node --test state.test.mjs outbox.test.mjs protocol.test.mjs codec.test.mjs chat.test.mjs verify.test.mjs
+exec node --test state.test.mjs outbox.test.mjs protocol.test.mjs codec.test.mjs errors.test.mjs chat.test.mjs \
+  verify.test.mjs

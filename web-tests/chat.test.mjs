@@ -1,8 +1,9 @@
 // The web chat in a real Chromium (Debian's, driven by playwright-core) against a real four-server federation:
-// alice on s1+s2, bob on s4+s3. Screenshots of each state go to target/web-screenshots/.
+// alice on s1+s2, bob on s4+s3. Screenshots of each state go to target/web-screenshots/; when the chat passes, the
+// ones docs/ and the README show are copied to docs/img/ (see DOCS_IMAGES).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
@@ -12,6 +13,13 @@ const RUN_DIR = join(ROOT, 'target', 'web-tests');
 const SHOTS = join(ROOT, 'target', 'web-screenshots');
 const CHROMIUM = process.env.SHINE_CHROMIUM || '/usr/bin/chromium';
 const WAIT = 30000;
+const DAY_MS = 24 * 3600 * 1000;
+/** docs/img/<name> ← target/web-screenshots/<shot>, refreshed by every run of the chat that passes. */
+const DOCS_IMAGES = {
+  'pending.png': 'tick-pending.png', 'accepted.png': 'tick-accepted.png', 'delivered.png': 'tick-delivered.png',
+  'read.png': 'tick-read.png', 'failed.png': 'tick-failed.png', 'phone-dark.png': '3-bob-phone-dark.png',
+  'chat-light.png': '9-chat-light.png',
+};
 
 let federation;
 let browser;
@@ -21,7 +29,8 @@ before(async () => {
   rmSync(RUN_DIR, { recursive: true, force: true });
   rmSync(SHOTS, { recursive: true, force: true });
   mkdirSync(SHOTS, { recursive: true });
-  federation = await Federation.start(RUN_DIR);
+  // two days of clock window: one page writes a message dated yesterday (day lines); nothing else here needs 10 min
+  federation = await Federation.start(RUN_DIR, undefined, { maxClockSkewMs: 2 * DAY_MS });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 });
 
@@ -50,6 +59,73 @@ async function newPage(context, server) {
 }
 
 const message = (page, text) => page.locator('li[data-message-key]', { hasText: text });
+
+/** Opens the menu of a message and picks an item (Edit, Delete, Details). */
+async function fromMenu(page, text, item) {
+  await message(page, text).getByRole('button', { name: 'Actions' }).click();
+  await page.getByRole('menuitem', { name: item }).click();
+}
+
+/** What of `selectors` is not fully usable: covered at its centre, overlapping the banner, or off the screen. */
+function covered(page, selectors) {
+  return page.evaluate((list) => {
+    const banner = document.getElementById('banner').getBoundingClientRect();
+    const problems = [];
+    for (const selector of list) {
+      const element = document.querySelector(selector);
+      const r = element.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) {
+        problems.push(`${selector} is not shown`);
+        continue;
+      }
+      const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+      if (!element.contains(hit)) {
+        problems.push(`${selector} is covered by ${hit ? hit.id || hit.className || hit.tagName : 'nothing'}`);
+      }
+      if (selector !== '#banner' && banner.height > 0 && banner.top < r.bottom && r.top < banner.bottom) {
+        problems.push(`${selector} overlaps the banner`);
+      }
+      if (r.left < 0 || r.right > window.innerWidth + 0.5) {
+        problems.push(`${selector} runs off the screen`);
+      }
+    }
+    return problems;
+  }, selectors);
+}
+
+/**
+ * The browser's own notifications cannot be seen from a test: a stand-in records them and counts the permission
+ * asks, and the test says whether the tab is hidden (`__setHidden`), as switching tabs would.
+ */
+function fakeNotificationsAndVisibility() {
+  window.__notes = [];
+  window.__asked = 0;
+  class FakeNotification {
+    static permission = 'default';
+
+    static async requestPermission() {
+      window.__asked++;
+      FakeNotification.permission = 'granted';
+      return 'granted';
+    }
+
+    constructor(title, options = {}) {
+      window.__notes.push({ title, body: options.body });
+    }
+
+    addEventListener() {}
+
+    close() {}
+  }
+  window.Notification = FakeNotification;
+  let hidden = false;
+  Object.defineProperty(Document.prototype, 'visibilityState', { configurable: true, get: () => (hidden ? 'hidden' : 'visible') });
+  Object.defineProperty(Document.prototype, 'hidden', { configurable: true, get: () => hidden });
+  window.__setHidden = (value) => {
+    hidden = value;
+    document.dispatchEvent(new Event('visibilitychange'));
+  };
+}
 
 async function expectState(page, text, state, timeout = WAIT) {
   await page.waitForFunction(([t, s]) => [...document.querySelectorAll('li[data-message-key]')]
@@ -110,12 +186,18 @@ async function chat() {
   const bobKey = keygen(join(RUN_DIR, 'bob.key'), 'bob');
   const alice = await browser.newContext({ viewport: { width: 1000, height: 700 } });
   const bob = await browser.newContext({ viewport: { width: 390, height: 760 }, colorScheme: 'dark' });
+  await bob.addInitScript(fakeNotificationsAndVisibility);
 
   // keys made by keygen, imported in the browser, cards published from the page
   const a1 = await newPage(alice, 's1');
   await importAndRegister(a1, aliceKey, 's2');
   const b4 = await newPage(bob, 's4');
   await importAndRegister(b4, bobKey, 's3');
+
+  // no chat open: what to do first
+  await a1.getByRole('heading', { name: 'No chat open' }).waitFor({ timeout: WAIT });
+  assert.match(await a1.locator('#empty').textContent(), /Type someone's login in “Chat with” and press Enter/);
+  assert.equal(await a1.title(), 'SHiNE chat');
 
   // a login nobody has is said at once and opens no chat; the login stays in the field to be corrected
   await a1.getByLabel('Chat with').fill('nobody-here');
@@ -139,6 +221,16 @@ async function chat() {
   await tickShot(a1, 'hello bob', 'accepted');
   await b4.waitForFunction(() => document.getElementById('banner').textContent !== '', null, { timeout: WAIT });
   await shot(b4, '1-bob-offline-banner');
+  // the banner covers nothing: not the header, not "Chat with", at phone width in both themes
+  const listControls = ['header.top h1', '#me', '#export-key', '#banner', '#chat-with', '#open-form button'];
+  assert.deepEqual(await covered(b4, listControls), []);
+  await b4.setViewportSize({ width: 375, height: 667 });
+  for (const colorScheme of ['light', 'dark']) {
+    await b4.emulateMedia({ colorScheme });
+    assert.deepEqual(await covered(b4, listControls), [], colorScheme);
+    await shot(b4, `1-bob-offline-375-${colorScheme}`);
+  }
+  await b4.setViewportSize({ width: 390, height: 760 });
 
   // WHEN one of bob's servers returns THEN one light tick, pushed as DmDeliveryStateChanged
   await federation.startOne('s4');
@@ -150,9 +242,15 @@ async function chat() {
   const bobsChat = b4.locator('button[data-peer="alice"]');
   await bobsChat.waitFor({ timeout: WAIT });
   assert.match(await bobsChat.textContent(), /1/);
+  await b4.waitForFunction(() => document.title === '(1) SHiNE chat', null, { timeout: WAIT });
   await bobsChat.click();
   await message(b4, 'hello bob').waitFor({ timeout: WAIT });
+  // the day above the first message, and "New messages" above the first one unread when the chat opened
+  assert.deepEqual(await b4.evaluate(() => [...document.querySelectorAll('#messages > li')]
+    .map((li) => li.getAttribute('role') === 'separator' ? `[${li.textContent}]` : li.querySelector('.text').textContent)),
+  ['[Today]', '[New messages]', 'hello bob']);
   await expectState(a1, 'hello bob', 'read');
+  await b4.waitForFunction(() => document.title === 'SHiNE chat', null, { timeout: WAIT });
   assert.equal(await message(a1, 'hello bob').locator('.tick').getAttribute('aria-label'), 'Read');
   await shot(a1, '3-read');
   await tickShot(a1, 'hello bob', 'read');
@@ -170,16 +268,46 @@ async function chat() {
   await expectState(a2, 'second one', 'read');
   await shot(a2, '4-second-tab');
 
-  // an edit reaches the other side with the "edited" mark
-  a1.once('dialog', (dialog) => dialog.accept('hello bob, edited'));
-  await message(a1, 'hello bob').getByRole('button', { name: 'Edit' }).click();
+  // notifications: off by default and never asked for until bob turns them on; then one for a message that comes
+  // while his tab is hidden, which stays unread (in the title too) until he looks
+  await b4.getByRole('button', { name: 'Chats' }).click();
+  const notify = b4.getByLabel('Notifications while this tab is hidden');
+  assert.equal(await notify.isChecked(), false);
+  assert.equal(await b4.evaluate(() => window.__asked), 0, 'not asked for by the page itself');
+  await notify.check();
+  assert.equal(await b4.evaluate(() => window.__asked), 1);
+  assert.equal(await notify.isChecked(), true);
+  await bobsChat.click();
+  await b4.evaluate(() => window.__setHidden(true));
+  await a1.getByLabel('Message').fill('are you there?');
+  await a1.getByLabel('Message').press('Enter');
+  await b4.waitForFunction(() => window.__notes.length === 1, null, { timeout: WAIT });
+  assert.deepEqual(await b4.evaluate(() => window.__notes), [{ title: 'New message from alice', body: 'are you there?' }]);
+  await b4.waitForFunction(() => document.title === '(1) SHiNE chat', null, { timeout: WAIT });
+  await expectState(a1, 'are you there?', 'delivered');
+  await b4.evaluate(() => window.__setHidden(false));
+  await expectState(a1, 'are you there?', 'read');
+  await b4.waitForFunction(() => document.title === 'SHiNE chat', null, { timeout: WAIT });
+  assert.equal(await b4.evaluate(() => window.__notes.length), 1, 'none while the tab is seen');
+
+  // an edit (from the message's menu, in the composer) reaches the other side with the "(edited)" mark
+  await fromMenu(a1, 'hello bob', 'Edit');
+  assert.equal(await a1.getByLabel('Message').inputValue(), 'hello bob');
+  await a1.getByText('Editing your message').waitFor();
+  await a1.getByLabel('Message').fill('hello bob, edited');
+  await a1.getByRole('button', { name: 'Save' }).click();
   await message(b4, 'hello bob, edited').locator('.edited').waitFor({ timeout: WAIT });
   await message(a1, 'hello bob, edited').locator('.edited').waitFor({ timeout: WAIT });
+  assert.equal(await message(a1, 'hello bob, edited').locator('.edited').textContent(), '(edited)');
+  assert.equal(await a1.getByRole('button', { name: 'Send' }).count(), 1, 'back to writing new messages');
   await shot(b4, '5-bob-sees-edit');
 
-  // a delete removes it on the author's servers (both), not from bob's copy
-  await message(a1, 'second one').getByRole('button', { name: 'Delete' }).click();
+  // a delete leaves a quiet mark on the author's servers (both) with the words nowhere, and bob keeps his copy
+  a1.once('dialog', (dialog) => dialog.accept());
+  await fromMenu(a1, 'second one', 'Delete');
   await message(a1, 'second one').waitFor({ state: 'detached', timeout: WAIT });
+  await a1.locator('li[data-state="deleted"]', { hasText: 'Message deleted' }).waitFor({ timeout: WAIT });
+  assert.doesNotMatch(await a1.locator('body').textContent(), /second one/);
   const deadline = Date.now() + WAIT;
   for (;;) {
     await a2.reload();
@@ -192,6 +320,18 @@ async function chat() {
     await a2.waitForTimeout(500);
   }
   assert.equal(await message(b4, 'second one').count(), 1, 'bob keeps his copy');
+  assert.equal(await a2.locator('li[data-state="deleted"]').count(), 1, 'the mark, from history');
+  assert.doesNotMatch(await a2.locator('body').textContent(), /second one/);
+
+  // a message longer than the server takes is refused before it is signed, in plain words, and stays to be shortened
+  const long = 'x'.repeat(70000);
+  await a1.getByLabel('Message').fill(long);
+  await a1.getByRole('button', { name: 'Send' }).click();
+  await a1.getByText('This message is too long: 70,000 characters, the limit is 65,519 (64 KiB). Shorten it or split '
+    + 'it into several messages.').waitFor({ timeout: WAIT });
+  assert.equal((await a1.getByLabel('Message').inputValue()).length, 70000);
+  assert.equal(await a1.locator('li[data-message-key]', { hasText: 'xxxxxxxxxx' }).count(), 0, 'nothing queued');
+  await a1.getByLabel('Message').fill('');
 
   // WHEN bob's servers stay down through the whole (compressed) schedule THEN the red "!" and its text
   await federation.stopOne('s4');
@@ -202,6 +342,14 @@ async function chat() {
   assert.match(await message(a1, 'anyone there?').textContent(), /Message not delivered/);
   await shot(a1, '6-failed');
   await tickShot(a1, 'anyone there?', 'failed');
+  await fromMenu(a1, 'anyone there?', 'Details');
+  const details = a1.getByRole('dialog', { name: 'Details' });
+  assert.match(await details.textContent(), /Delivered to bobFailed: none of bob's servers took it/);
+  await details.getByRole('button', { name: 'Close' }).click();
+
+  // the phone: with the chat open the banner covers neither the chat's head nor the composer
+  await b4.waitForFunction(() => document.getElementById('banner').textContent !== '', null, { timeout: WAIT });
+  assert.deepEqual(await covered(b4, ['header.top h1', '#banner', '#back', '#peer-name', '#message', '#send']), []);
 
   // WHEN alice's own server is down THEN a banner, and what she writes waits as pending until it is back
   await federation.stopOne('s1');
@@ -228,9 +376,42 @@ async function chat() {
   await a1.keyboard.press('Enter');
   await message(a1, 'by keyboard').waitFor({ timeout: WAIT });
 
+  // a line for each day: a message written yesterday (on a page whose clock says so) comes first, under its day
+  await federation.startOne('s4');
+  const yesterday = new Date(Date.now() - DAY_MS);
+  yesterday.setHours(20, 15, 0, 0);
+  const aliceYesterday = await browser.newContext(); // a clock is the whole context's
+  await aliceYesterday.clock.setFixedTime(yesterday.getTime()); // Date.now() says this; timers run as usual
+  const a3 = await newPage(aliceYesterday, 's1');
+  await a3.getByLabel('Import key').setInputFiles(aliceKey);
+  await a3.locator('button[data-peer="bob"]').click({ timeout: WAIT });
+  await a3.getByLabel('Message').fill('see you tomorrow');
+  await a3.getByLabel('Message').press('Enter');
+  await expectState(a3, 'see you tomorrow', 'read'); // bob's chat is open
+  await aliceYesterday.close();
+  await expectState(a1, 'see you tomorrow', 'read');
+  const days = await a1.evaluate(() => [...document.querySelectorAll('#messages > li.day')].map((li) => li.textContent));
+  assert.deepEqual(days, ['Yesterday', 'Today']);
+  assert.equal(await a1.evaluate(() => document.querySelector('#messages > li.day + li .text').textContent),
+    'see you tomorrow');
+  await a1.getByLabel('Message').fill('good morning');
+  await a1.getByLabel('Message').press('Enter');
+  await expectState(a1, 'good morning', 'read');
+  await a1.setViewportSize({ width: 1100, height: 940 }); // the docs' picture: both days, the bubbles beside the dialog
+  await fromMenu(a1, 'good morning', 'Details');
+  const readDetails = await a1.getByRole('dialog', { name: 'Details' }).textContent();
+  assert.match(readDetails, /Accepted by your serverYes, by s1/);
+  assert.match(readDetails, /Delivered to bobYes, to one of bob's servers/);
+  assert.match(readDetails, /Read by bobYes, Today \d/);
+  await shot(a1, '9-chat-light');
+  await a1.getByRole('dialog', { name: 'Details' }).getByRole('button', { name: 'Close' }).click();
+
   assert.deepEqual(problems, [], 'no script errors, CSP violations or requests outside the server');
   await alice.close();
   await bob.close();
+  for (const [doc, name] of Object.entries(DOCS_IMAGES)) {
+    copyFileSync(join(SHOTS, name), join(ROOT, 'docs', 'img', doc));
+  }
 }
 
 test('a key made in the browser is exported in the keygen format and works with the Java client', async () => {
@@ -240,6 +421,17 @@ test('a key made in the browser is exported in the keygen format and works with 
   await page.getByRole('button', { name: 'Create key' }).click();
   await page.getByRole('button', { name: 'Register' }).click();
   await page.getByLabel('Chat with').waitFor({ timeout: WAIT });
+  await page.getByText('Signed in as carol').waitFor({ timeout: WAIT });
+  // the first run goes on to a chat: the page writes, the server takes it
+  await page.getByLabel('Chat with').fill('alice');
+  await page.getByLabel('Chat with').press('Enter');
+  await page.getByLabel('Message').fill('hello from a new key');
+  await page.getByLabel('Message').press('Enter');
+  await expectState(page, 'hello from a new key', 'delivered');
+  // the key is kept: a reload signs in again, no setup
+  await page.reload();
+  await page.getByText('Signed in as carol').waitFor({ timeout: WAIT });
+  assert.equal(await page.locator('#setup').isHidden(), true);
   const [download] = await Promise.all([
     page.waitForEvent('download'),
     page.getByRole('button', { name: 'Export key' }).click(),

@@ -39,16 +39,21 @@ export function keygen(file, login) {
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 
 export class Federation {
-  constructor(dir) {
+  constructor(dir, { maxClockSkewMs } = {}) {
     this.dir = dir;
+    this.maxClockSkewMs = maxClockSkewMs;
     this.servers = new Map();
     this.run = Math.random().toString(36).slice(2, 8);
   }
 
-  /** Starts the servers `names` (by default the four), each a pinned peer of the others. */
-  static async start(dir, names = ['s1', 's2', 's3', 's4']) {
+  /**
+   * Starts the servers `names` (by default the four), each a pinned peer of the others. `options.maxClockSkewMs`
+   * widens the servers' clock window (delivery.maxClockSkewMs), so that a page whose clock is set back can write a
+   * message dated yesterday.
+   */
+  static async start(dir, names = ['s1', 's2', 's3', 's4'], options = {}) {
     mkdirSync(dir, { recursive: true });
-    const federation = new Federation(dir);
+    const federation = new Federation(dir, options);
     for (const name of names) {
       const keyFile = keygen(join(dir, `${name}.key`));
       const publicKeyB64 = JSON.parse(readFileSync(keyFile, 'utf8')).publicKeyB64;
@@ -98,7 +103,8 @@ export class Federation {
         password: process.env.SHINE_DB_PASSWORD || '' },
       peers,
       egress: { allowCidrs: ['127.0.0.0/8'] },
-      delivery: { scheduleMs: SCHEDULE_MS, workerPeriodMs: 500, callTimeoutMs: 2000 },
+      delivery: { scheduleMs: SCHEDULE_MS, workerPeriodMs: 500, callTimeoutMs: 2000,
+        ...(this.maxClockSkewMs === undefined ? {} : { maxClockSkewMs: this.maxClockSkewMs }) },
       sync: { periodMs: 1000 },
       instances: { gateway: 1 },
     };

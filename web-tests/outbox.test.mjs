@@ -134,7 +134,8 @@ test('429 and 5xx are tried again; another 4xx ends the message as failed and th
   assert.equal(storage.entries.size, 0);
   assert.equal(tickOf(shown(store, skewed.baseKey)), 'failed');
   assert.equal(TICKS[tickOf(shown(store, skewed.baseKey))].mark, '!');
-  assert.deepEqual(errors, ['Not sent to bob: 400 CLOCK_SKEW: no']);
+  assert.equal(errors.length, 1);
+  assert.match(errors[0], /^Not sent to bob: The server takes a new message only within 10 minutes of its own clock/);
   assert.equal(tickOf(shown(store, fine.baseKey)), 'accepted');
   assert.equal(timers.length, 0);
 });

@@ -29,7 +29,7 @@ function client({ delayMs = () => 0 } = {}) {
         },
       };
     },
-    receipt: async (payload) => ({ verified: payload.good }),
+    receipt: async (payload) => ({ verified: payload.good, container: { createdAtMs: 77 } }),
   };
   const settle = () => c.events;
   return { c, events, errors, settle };
@@ -60,6 +60,7 @@ test('a read receipt with a container is believed only when it verifies', async 
   await settle();
   assert.deepEqual(events.map((e) => [e.type, e.baseKey]), [['readByPeer', 'alice|bob|2|1'],
     ['readByPeer', 'alice|bob|3|1']]);
+  assert.equal(events[0].readAtMs, 77, 'the time read is the signed receipt\'s');
 });
 
 test('after stop() no event of that session reaches the store; a failure is reported, the next event still goes', async () => {
@@ -75,3 +76,14 @@ test('after stop() no event of that session reaches the store; a failure is repo
   await settle();
   assert.equal(events.length, 1);
 });
+
+test('a login refusal the same bytes will meet again stops the connection (every 4xx but 429); others are retried',
+  async () => {
+    const { refusedForGood } = await import('../src/main/resources/shine-web/conn.js');
+    for (const status of [400, 401, 403, 404, 409, 421]) {
+      assert.equal(refusedForGood(status), true, String(status));
+    }
+    for (const status of [0, 429, 500, 503]) {
+      assert.equal(refusedForGood(status), false, String(status));
+    }
+  });

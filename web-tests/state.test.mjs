@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { webcrypto } from 'node:crypto';
 
 globalThis.crypto ??= webcrypto;
-const { MAX_EARLY_READS, apply, createStore, initialState } = await import('../src/main/resources/shine-web/state.js');
+const { DELETED_TEXT, MAX_EARLY_READS, apply, createStore, initialState } = await import('../src/main/resources/shine-web/state.js');
 const { tickOf } = await import('../src/main/resources/shine-web/outbox.js');
 const { fromContainer } = await import('../src/main/resources/shine-web/protocol.js');
 const { Kind, encodeBody } = await import('../src/main/resources/shine-web/codec.js');
@@ -171,6 +171,43 @@ test('a deleted message stays deleted, also when a page brings it again', () => 
   const fromServer = run([signedIn, open('bob'), { type: 'pageLoaded', peer: 'bob', newest: true,
     messages: [{ ...msg(2, { outgoing: true }), deleted: true }], hasMore: false, lastAtMs: 1002 }]);
   assert.equal(fromServer.messages.get(msg(2, { outgoing: true }).baseKey).deleted, true);
+});
+
+test('a deleted message keeps no words: not in the chat, not as the chat\'s last text, not from a waiting edit', () => {
+  const m = msg(1, { outgoing: true, text: 'secret' });
+  const s = run([signedIn, open('bob'), arrived(m), { type: 'deleted', baseKey: m.baseKey }]);
+  assert.equal(s.messages.get(m.baseKey).text, '');
+  assert.equal(s.conversations.get('bob').lastText, DELETED_TEXT);
+  const edit = { baseKey: m.baseKey, owner: ME, peer: 'bob', createdAtMs: 1001, nonce: '1', revision: 1, text: 'secret 2' };
+  assert.equal(run([{ type: 'outboxShown', entries: [edit] }], s).messages.get(m.baseKey).text, '');
+  const again = run([{ type: 'pageLoaded', peer: 'bob', newest: true, messages: [msg(1, { outgoing: true, revision: 2,
+    text: 'secret 3' })], hasMore: false, lastAtMs: 1001 }], s);
+  assert.equal(again.messages.get(m.baseKey).text, '');
+  // an older message deleted leaves the chat's last text alone
+  const newer = run([signedIn, open('bob'), arrived(m), arrived(msg(2, { text: 'later' })),
+    { type: 'deleted', baseKey: m.baseKey }]);
+  assert.equal(newer.conversations.get('bob').lastText, 'later');
+});
+
+test('"New messages" goes above the oldest message unread when the chat opened, and stays there', () => {
+  const read = { ...msg(1), read: true };
+  const page = (messages) => ({ type: 'pageLoaded', peer: 'bob', newest: true, messages, hasMore: false,
+    lastAtMs: 1001 });
+  let s = run([signedIn, open('bob'), page([msg(3), msg(2), { ...msg(4, { outgoing: true }) }, read])]);
+  assert.equal(s.unreadFrom, msg(2).baseKey);
+  s = run([{ type: 'readByMe', baseKey: msg(2).baseKey }, page([msg(5), { ...msg(2), read: true }])], s);
+  assert.equal(s.unreadFrom, msg(2).baseKey, 'reading and reconnecting do not move it');
+  assert.equal(run([open('carol')], s).unreadFrom, null, 'another chat starts without it');
+  assert.equal(run([signedIn, open('bob'), page([read, msg(6, { verified: false })])]).unreadFrom, null,
+    'nothing unread, or only what does not verify: no line');
+});
+
+test('a receipt\'s time is kept with the message, also when the receipt came first', () => {
+  const m = msg(1, { outgoing: true });
+  assert.equal(run([signedIn, open('bob'), arrived(m), { type: 'readByPeer', baseKey: m.baseKey, readAtMs: 5000 }])
+    .messages.get(m.baseKey).readAtMs, 5000);
+  assert.equal(run([signedIn, open('bob'), { type: 'readByPeer', baseKey: m.baseKey, readAtMs: 6000 }, arrived(m)])
+    .messages.get(m.baseKey).readAtMs, 6000);
 });
 
 test('switching chats empties the open chat; opening the same one keeps it', () => {

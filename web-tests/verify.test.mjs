@@ -20,7 +20,8 @@ const problems = [];
 before(async () => {
   rmSync(RUN_DIR, { recursive: true, force: true });
   mkdirSync(SHOTS, { recursive: true });
-  federation = await Federation.start(RUN_DIR, ['s1']);
+  // s2 only to be a server that knows alice's card without being her access server (421)
+  federation = await Federation.start(RUN_DIR, ['s1', 's2']);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 });
 
@@ -29,7 +30,7 @@ after(async () => {
   await federation?.stop();
 });
 
-async function newPage(context) {
+async function newPage(context, server = 's1') {
   const page = await context.newPage();
   page.on('console', (message) => {
     if (message.type() === 'error') {
@@ -37,7 +38,7 @@ async function newPage(context) {
     }
   });
   page.on('pageerror', (error) => problems.push(error.message));
-  await page.goto(`${federation.http('s1')}/app`);
+  await page.goto(`${federation.http(server)}/app`);
   return page;
 }
 
@@ -148,8 +149,80 @@ test('a key file for a login this server does not know: "register first"', async
   const stranger = keygen(join(RUN_DIR, 'stranger.key'), 'stranger');
   const context = await browser.newContext();
   const page = await newPage(context);
+  const counter = countLogins(page);
   await page.getByLabel('Import key').setInputFiles(stranger);
   await page.getByText('There is no user stranger on this server: register first.').waitFor({ timeout: WAIT });
   await page.getByRole('button', { name: 'Register' }).waitFor();
+  await page.waitForTimeout(2000);
+  assert.equal(counter.logins, 1, 'one login try, no reconnection loop');
+  assert.equal(await page.locator('#banner').textContent(), '');
   await context.close();
+});
+
+test('a key file for a login served by other servers: "register here again", one login try, no reconnection loop',
+  async () => {
+    const context = await browser.newContext();
+    const page = await newPage(context, 's2'); // s2 has alice's card (relayed by s1) but is not her access server
+    const counter = countLogins(page);
+    await page.getByLabel('Import key').setInputFiles(join(RUN_DIR, 'alice.key'));
+    await page.getByText('This server is not one of alice\'s access servers').waitFor({ timeout: WAIT });
+    await page.getByRole('button', { name: 'Register' }).waitFor();
+    await page.waitForTimeout(3000);
+    assert.equal(counter.logins, 1, 'one login try');
+    assert.equal(await page.locator('#banner').textContent(), '');
+    assert.equal(await page.locator('#me').textContent(), 'Not signed in');
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+test('a key made here for a login someone else has: registration says so in plain words and signs nothing in',
+  async () => {
+    const context = await browser.newContext();
+    const page = await newPage(context);
+    const counter = countLogins(page);
+    await page.getByLabel('Login', { exact: true }).fill('alice');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('button', { name: 'Register' }).click();
+    await page.getByText('The login alice is already taken on this server by another key. Choose another login, or '
+      + 'import that login\'s key file if it is yours.').waitFor({ timeout: WAIT });
+    assert.equal(counter.logins, 0);
+    assert.equal(await page.locator('#banner').textContent(), '');
+    // a login that breaks the rule is said before anything is made
+    await page.getByLabel('Login', { exact: true }).fill('Alice Smith');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByText(/^A login is 1 to 32 characters/).waitFor({ timeout: WAIT });
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+test('before the modules run the page says it is loading; without JavaScript it says the chat needs it', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route('**/app/app.js', async (route) => {
+    await held;
+    await route.continue();
+  });
+  // a module script holds DOMContentLoaded back: what is on screen meanwhile is what the user sees
+  await page.goto(`${federation.http('s1')}/app/`, { waitUntil: 'commit' });
+  const loading = page.getByText('Loading the chat…');
+  await loading.waitFor({ timeout: WAIT });
+  const [header, text] = await Promise.all([page.locator('header').boundingBox(), loading.boundingBox()]);
+  assert.ok(text.y >= header.y + header.height, 'under the header');
+  assert.equal(await page.locator('noscript p').count(), 0, 'with JavaScript on, noscript holds no elements');
+  release();
+  await page.getByRole('button', { name: 'Create key' }).waitFor({ timeout: WAIT });
+  assert.equal(await loading.isVisible(), false, 'the app replaces it');
+  await context.close();
+
+  const noScript = await browser.newContext({ javaScriptEnabled: false });
+  const bare = await noScript.newPage();
+  await bare.goto(`${federation.http('s1')}/app/`);
+  const noscript = bare.locator('noscript p'); // Playwright's text search skips noscript
+  assert.equal(await noscript.isVisible(), true);
+  assert.equal(await noscript.textContent(), 'This chat needs JavaScript: turn it on for this site and reload the page.');
+  assert.equal(await bare.getByText('Loading the chat…').isVisible(), false);
+  await bare.screenshot({ path: join(SHOTS, 'verify-noscript.png') });
+  await noScript.close();
 });

@@ -1,17 +1,18 @@
 // The user's key and session: create, import, export and forget the key, register its card, start a session (a
 // protocol client whose events go to the store) and say what its connection does, including a login refused.
+import { badLogin, plain } from './errors.js';
 import { ProtocolClient, publishedCard, register, wsUrl } from './protocol.js';
 import {
   createKey, forgetIdentity, keyFileText, keyFromFile, saveIdentity,
 } from './keys.js';
 
-const LOGIN = /^[a-z0-9_.-]{1,32}$/;
-
 /** `session` {identity, client} is written here alone. */
 export function createAccount({ db, server, store, session, views, chat, outbox }) {
+  let lastRefusal = null; // a refusal the connection tries again after: its words stay until a login succeeds
   async function create(login) {
-    if (!LOGIN.test(login)) {
-      throw new Error('a login is 1 to 32 of a-z, 0-9, _ . -');
+    const bad = badLogin(login);
+    if (bad) {
+      throw new Error(bad);
     }
     const identity = await createKey(login);
     await saveIdentity(db, identity);
@@ -34,11 +35,16 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
     const servers = [{ serverLogin: server.serverLogin, url: server.url }];
     if (secondLogin || secondUrl) {
       if (!secondLogin || !/^wss?:\/\//.test(secondUrl)) {
-        throw new Error('a second server needs its serverLogin and a ws:// or wss:// URL');
+        throw new Error('A second server needs both its serverLogin and its WebSocket URL (it starts with ws:// or '
+          + 'wss://). Fill in both, or leave both empty.');
       }
       servers.push({ serverLogin: secondLogin, url: secondUrl });
     }
-    await register(session.identity, servers);
+    try {
+      await register(session.identity, servers);
+    } catch (e) {
+      throw new Error(plain(e, { login: session.identity.login }));
+    }
     start(session.identity);
   }
 
@@ -65,6 +71,7 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
 
   function start(identity) {
     session.identity = identity;
+    lastRefusal = null;
     if (session.client) {
       session.client.stop();
     }
@@ -72,7 +79,7 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
     const client = new ProtocolClient(wsUrl(), identity, {
       onState: (connection, error) => onState(client, connection, error),
       onEvent: (event) => store.dispatch(event),
-      onError: (e) => views.error('chat-error', e.message),
+      onError: (e) => views.error('chat-error', plain(e)),
     });
     session.client = client;
     store.dispatch({ type: 'signedIn', login: identity.login });
@@ -85,11 +92,12 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
       return; // a session that has ended
     }
     if (connection === 'online') {
+      lastRefusal = null;
       views.signedIn(session.identity.login);
-      chat.online();
+      chat.online().catch((e) => views.error('chat-error', plain(e)));
     } else if (connection === 'refused') {
       refused(client, error);
-    } else if (connection === 'offline' || connection === 'reconnecting') {
+    } else if ((connection === 'offline' || connection === 'reconnecting') && !lastRefusal) {
       views.banner('Offline: reconnecting. Messages you write are sent when the connection is back.');
     }
   }
@@ -101,7 +109,9 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
   async function refused(client, error) {
     const { identity } = session;
     if (!client.stopped) {
-      views.banner(`Login refused: ${error ? error.message : ''}. Trying again.`);
+      // busy or a passing fault (429, 5xx, a challenge lost): said until the next try signs in
+      lastRefusal = error;
+      views.banner(`Not signed in yet: ${plain(error, { login: identity.login })} The page tries again by itself.`);
       return;
     }
     views.notSignedIn();
@@ -110,11 +120,12 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
       return;
     }
     if (error.code === 'NOT_ACCESS_SERVER') {
-      showRegister(identity,
-        `This server is not one of ${identity.login}'s access servers: register again to add it.`);
+      showRegister(identity, `This server is not one of ${identity.login}'s access servers. Open the chat on one of `
+        + `them, or register here to make this server one of ${identity.login}'s (your card then names this server `
+        + 'and the second one you give below).');
       return;
     }
-    let why = `The server refused to sign you in as ${identity.login}: ${error.message}`;
+    let why = `The server refused to sign you in as ${identity.login}. ${plain(error, { login: identity.login })}`;
     if (error.status === 401) {
       // the login exists here (else 404): unless its card names this very key, the key is someone else's
       const card = await publishedCard(identity.login);

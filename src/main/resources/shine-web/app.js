@@ -1,8 +1,11 @@
 // The web chat's bootstrap: it makes the store (state.js), the views (views.js), the outbox (outbox.js), the chat's
 // actions (chat.js) and the account (account.js, which starts the protocol client of protocol.js), and wires the
-// page's controls to them. Keys and outbox live in IndexedDB (keys.js); everything shown is verified (verify.js).
+// page's controls to them. Keys and outbox live in IndexedDB (keys.js); everything shown is verified (verify.js); the
+// title and notifications tell of new messages (attention.js); errors are said in plain words (errors.js).
 import { createAccount } from './account.js';
+import { createAttention } from './attention.js';
 import { createChat } from './chat.js';
+import { badLogin, plain } from './errors.js';
 import { idb, loadIdentity, openDb } from './keys.js';
 import { Outbox, idbStorage } from './outbox.js';
 import { createStore } from './state.js';
@@ -27,6 +30,7 @@ async function main() {
     store, storage: idbStorage(db, idb), session, onError: (text) => views.error('chat-error', text),
   });
   chat = createChat({ store, session, outbox, views });
+  createAttention(store, (peer) => chat.openChat(peer, true));
   const account = createAccount({ db, server, store, session, views, chat, outbox });
   wireSetup(account);
   wireChat();
@@ -54,18 +58,19 @@ function wireChat() {
   $('open-form').addEventListener('submit', (event) => {
     event.preventDefault();
     const peer = $('chat-with').value.trim();
-    if (!/^[a-z0-9_.-]{1,32}$/.test(peer)) {
-      $('open-error').textContent = 'a login is 1 to 32 of a-z, 0-9, _ . -';
+    const bad = badLogin(peer);
+    if (bad) {
+      $('open-error').textContent = bad;
       return;
     }
     guarded('open-error', async () => {
       // a login nobody has is said now, not after a send comes back 404 (offline, the send will say it)
       if (session.client && session.client.ready && !(await session.client.userExists(peer))) {
-        throw new Error(`${peer} is not registered on this server: check the login`);
+        throw new Error(plain({ status: 404, code: 'USER_NOT_FOUND' }, { peer }));
       }
       $('chat-with').value = '';
       await chat.openChat(peer, true);
-    });
+    }, { peer });
   });
   $('composer').addEventListener('submit', (event) => {
     event.preventDefault();
@@ -75,11 +80,17 @@ function wireChat() {
     if (event.key === 'Enter' && !event.shiftKey) {
       event.preventDefault();
       chat.send();
+    } else if (event.key === 'Escape') {
+      chat.cancelEdit();
     }
+  });
+  $('cancel-edit').addEventListener('click', () => {
+    chat.cancelEdit();
+    $('message').focus();
   });
   $('messages').addEventListener('scroll', () => {
     if ($('messages').scrollTop < 40) {
-      chat.loadOlder();
+      guarded('chat-error', chat.loadOlder);
     }
   });
   $('back').addEventListener('click', () => {
@@ -90,5 +101,6 @@ function wireChat() {
 
 main().catch((e) => {
   views.showSetup();
-  views.error('setup-error', `The chat cannot start: ${e.message}`);
+  views.error('setup-error', `The chat cannot start in this browser (${e.message}). Reload the page; the chat `
+    + 'needs a recent browser with storage allowed for this site.');
 });

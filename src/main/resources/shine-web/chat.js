@@ -1,10 +1,12 @@
 // What the user does in a chat, and what the chat does on each login: open a chat and page back through it, send a
-// read receipt for what is on screen, write, edit and delete. It asks the protocol client and the outbox, and tells
-// the store what happened; `session` is {identity, client} of account.js.
+// read receipt for what is on screen, write, edit (in the composer) and delete. It asks the protocol client and the
+// outbox, and tells the store what happened; `session` is {identity, client} of account.js.
 import { randomNonce } from './codec.js';
+import { plain, tooLong } from './errors.js';
 
 export function createChat({ store, session, outbox, views }) {
   let loadingOlder = false;
+  let editing = null; // the baseKey of the message the composer edits
   const ready = () => Boolean(session.client && session.client.ready);
 
   /** After each login: the chat list, the open chat anew, the receipts owed, then the outbox. */
@@ -21,6 +23,9 @@ export function createChat({ store, session, outbox, views }) {
   }
 
   async function openChat(peer, focus) {
+    if (peer !== store.state.peer) {
+      cancelEdit();
+    }
     store.dispatch({ type: 'chatOpened', peer });
     await outbox.show();
     if (ready()) {
@@ -28,7 +33,7 @@ export function createChat({ store, session, outbox, views }) {
         const page = await session.client.page(peer);
         store.dispatch({ type: 'pageLoaded', peer, newest: true, ...page });
       } catch (e) {
-        views.error('chat-error', e.message);
+        views.error('chat-error', plain(e, { peer }));
       }
     }
     if (focus) {
@@ -74,32 +79,62 @@ export function createChat({ store, session, outbox, views }) {
     }
   }
 
+  /** Sends what the composer holds: a new message, or the edit of one. A text the server would refuse stays there. */
   async function send() {
     const text = views.composerText();
     const { peer } = store.state;
     if (!text || !peer) {
       return;
     }
-    views.clearComposer();
-    await views.guarded('chat-error', () => outbox.queue(peer, Date.now(), randomNonce(), 0, text));
-  }
-
-  /** An edit is the pair again with the same createdAtMs and nonce and the next revision. */
-  async function edit(message) {
-    const text = views.askEdit(message.text);
-    if (text === null || !text.trim() || text.trim() === message.text) {
+    const long = tooLong(text);
+    views.error('chat-error', long || '');
+    if (long) {
       return;
     }
-    await outbox.queue(store.state.peer, message.createdAtMs, message.nonce, message.revision + 1, text.trim());
+    const edited = editing && store.state.messages.get(editing);
+    cancelEdit();
+    views.clearComposer();
+    if (edited) {
+      // an edit is the pair again with the same createdAtMs and nonce and the next revision; a message deleted
+      // meanwhile is not brought back
+      if (!edited.deleted && text !== edited.text) {
+        await views.guarded('chat-error',
+          () => outbox.queue(peer, edited.createdAtMs, edited.nonce, edited.revision + 1, text), { peer });
+      }
+      return;
+    }
+    await views.guarded('chat-error', () => outbox.queue(peer, Date.now(), randomNonce(), 0, text), { peer });
   }
 
-  async function remove(message) {
-    if (!ready()) {
-      throw new Error('offline: a message can be deleted once the connection is back');
+  /** The composer takes the message's text; Send saves the edit, Cancel (or Escape) leaves it. */
+  function edit(message) {
+    editing = message.baseKey;
+    views.editing(message.text);
+  }
+
+  function cancelEdit() {
+    if (editing) {
+      editing = null;
+      views.editing(null);
     }
-    await session.client.deleteMessage(store.state.peer, message.messageKey);
+  }
+
+  /** A tombstone for the user's copy; the bubble becomes a "Message deleted" mark. */
+  async function remove(message) {
+    const { peer } = store.state;
+    if (!ready()) {
+      throw new Error('You are offline: a message can be deleted once the connection is back.');
+    }
+    if (!views.confirmDelete(message, peer)) {
+      return;
+    }
+    if (editing === message.baseKey) {
+      cancelEdit();
+    }
+    await session.client.deleteMessage(peer, message.messageKey);
+    await outbox.forget(message.baseKey);
     store.dispatch({ type: 'deleted', baseKey: message.baseKey });
   }
 
-  return { online, openChat, loadOlder, readOnScreen, send, edit, remove };
+  return { online, openChat, loadOlder, readOnScreen, send, edit, cancelEdit, remove };
 }

@@ -5,8 +5,13 @@ import { authText, b64encode } from './codec.js';
 
 const BACKOFF_MS = [250, 500, 1000, 2000, 4000, 8000];
 const REQUEST_TIMEOUT_MS = 15000;
-// 401 the key does not sign for the login, 403 not allowed, 404 no such user, 421 not a server of the user
-const REFUSED_FOR_GOOD = new Set([401, 403, 404, 421]);
+/**
+ * A refusal of the login that the same bytes will meet again (401 the key does not sign for the login, 403 not
+ * allowed, 404 no such user, 421 not a server of the user, a 400): every 4xx but 429, the rule of the outbox too.
+ */
+export function refusedForGood(status) {
+  return status >= 400 && status < 500 && status !== 429;
+}
 
 export class RequestError extends Error {
   constructor(status, code, message) {
@@ -50,7 +55,7 @@ export class Connection {
       this.ready = true;
       this.onState('online');
     }, (error) => {
-      if (REFUSED_FOR_GOOD.has(error.status)) {
+      if (refusedForGood(error.status)) {
         this.stopped = true;
       }
       this.onState('refused', error);

@@ -35,7 +35,7 @@ async function importPair(seed, publicKey) {
   const probe = new TextEncoder().encode('SHiNE key check');
   const signature = await crypto.subtle.sign('Ed25519', privateKey, probe);
   if (!(await crypto.subtle.verify('Ed25519', verifyKey, signature, probe))) {
-    throw new Error('the public key in the file does not belong to its private key');
+    throw new Error('This key file is damaged: its public key does not belong to its private key. Use another copy.');
   }
   return privateKey;
 }
@@ -46,19 +46,20 @@ export async function keyFromFile(text, fallbackLogin) {
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new Error('not a key file: it is not JSON');
+    throw new Error('This file is not a key file (it is not JSON). Choose the .key file that keygen or Export key wrote.');
   }
   if (typeof json.privateKeyB64 !== 'string' || typeof json.publicKeyB64 !== 'string') {
-    throw new Error('not a key file: publicKeyB64 and privateKeyB64 are needed');
+    throw new Error('This file is not a key file (it has no publicKeyB64 and privateKeyB64). Choose the .key file that '
+      + 'keygen or Export key wrote.');
   }
   const seed = b64decode(json.privateKeyB64);
   const publicKey = b64decode(json.publicKeyB64);
   if (seed.length !== 32 || publicKey.length !== 32) {
-    throw new Error('not an Ed25519 key file: keys must be 32 bytes');
+    throw new Error('This file holds no Ed25519 key of 32 bytes, so it is not a SHiNE key file. Choose another file.');
   }
   const login = json.login || fallbackLogin;
   if (!login || !/^[a-z0-9_.-]{1,32}$/.test(login)) {
-    throw new Error('the key file names no login: enter one first');
+    throw new Error('This key file names no login: type your login in the Login field, then import the file again.');
   }
   return { login, publicKeyB64: json.publicKeyB64, privateKey: await importPair(seed, publicKey) };
 }

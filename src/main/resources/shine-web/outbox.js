@@ -3,6 +3,7 @@
 // pause or the next login, a 4xx ends it as failed. The ticks (seed §8) a sent message shows: a clock pending, grey ✓
 // accepted, light ✓ delivered, ✓✓ read, red ! failed. For the browser and Node: storage and session are handed in.
 import { Kind, b64encode, encodeBody, signContainer } from './codec.js';
+import { plain, tooLong } from './errors.js';
 
 export const RETRY_MS = 2000;
 const RANK = { accepted: 1, delivered: 2, failed: 2 };
@@ -49,6 +50,10 @@ export class Outbox {
 
   /** Signs the pair once, keeps it, shows it pending and sends it when it can. */
   async queue(peer, createdAtMs, nonce, revision, text) {
+    const long = tooLong(text);
+    if (long) {
+      throw new Error(long); // the server would refuse it: nothing is signed or kept
+    }
     const { identity } = this.session;
     const fields = { createdAtMs, nonce, revision, from: identity.login, to: peer, body: encodeBody(text) };
     const incoming = await signContainer({ ...fields, kind: Kind.INCOMING }, identity.privateKey);
@@ -61,6 +66,11 @@ export class Outbox {
     this.store.dispatch({ type: 'queued', entry });
     this.flush();
     return entry;
+  }
+
+  /** Drops what the outbox holds for a message (it was deleted): an edit waiting to be sent is not sent. */
+  async forget(baseKey) {
+    await this.storage.delete(baseKey);
   }
 
   /** Shows what the outbox holds for the open chat as pending (after a reload, or on opening a chat). */
@@ -109,7 +119,7 @@ export class Outbox {
         // refused for good: these bytes will never be accepted, and they are not re-signed
         await this.storage.delete(entry.baseKey);
         this.store.dispatch({ type: 'sendFailed', baseKey: entry.baseKey });
-        this.onError(`Not sent to ${entry.peer}: ${e.message}`);
+        this.onError(`Not sent to ${entry.peer}: ${plain(e, { peer: entry.peer })}`);
         return true;
       }
       return false;

@@ -101,10 +101,13 @@ export class ProtocolClient {
     }
     if (op === 'DmReadReceipt') {
       // a receipt that comes with its signed container is believed only when that verifies
-      if (payload.receiptBlobB64 === undefined || (await this.verifier.receipt(payload)).verified) {
-        return { type: 'readByPeer', baseKey: payload.baseKey };
+      if (payload.receiptBlobB64 === undefined) {
+        return { type: 'readByPeer', baseKey: payload.baseKey, readAtMs: payload.readAtMs };
       }
-      return null;
+      const check = await this.verifier.receipt(payload);
+      // the time read is the signed receipt's own
+      return check.verified ? { type: 'readByPeer', baseKey: payload.baseKey, readAtMs: check.container.createdAtMs }
+        : null;
     }
     if (op === 'DmReadByMe') {
       return { type: 'readByMe', baseKey: payload.baseKey };
@@ -112,7 +115,6 @@ export class ProtocolClient {
     return null;
   }
 
-  /** The chat list: [{peer, lastAtMs, unread, lastText}], each last message checked. */
   /** Whether the server knows `login` (GetUserCard); a failure other than USER_NOT_FOUND is thrown. */
   async userExists(login) {
     try {
@@ -126,6 +128,7 @@ export class ProtocolClient {
     }
   }
 
+  /** The chat list: [{peer, lastAtMs, unread, lastText}], each last message checked. */
   async conversations() {
     const { conversations } = await this.conn.request('GetConversations', { limit: 100 });
     const checks = await Promise.all(conversations.map((c) => this.verifier.blob(c.lastBlobB64)));
@@ -148,6 +151,9 @@ export class ProtocolClient {
         const message = fromContainer(container, entry.direction === 'outgoing', entry.deliveryState, checks[i]);
         message.read = entry.read;
         message.deleted = entry.deleted;
+        if (entry.deleted) {
+          message.text = ''; // a deleted copy's words are never shown
+        }
         messages.push(message);
       }
     });
@@ -226,12 +232,13 @@ function anonymous(work) {
           w.ok(frame.payload);
         } else {
           const error = new Error(`${frame.status} ${frame.error.code}: ${frame.error.message}`);
+          error.status = frame.status;
           error.code = frame.error.code;
           w.fail(error);
         }
       }
     };
-    socket.onerror = () => reject(new Error('cannot reach the server'));
+    socket.onerror = () => reject(new Error('The server cannot be reached right now. Try again in a moment.'));
     socket.onopen = () => work(call).then(resolve, reject).finally(() => socket.close());
   });
 }

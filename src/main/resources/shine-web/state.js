@@ -5,6 +5,8 @@ import { Kind } from './codec.js';
 import { laterDelivery } from './outbox.js';
 
 export const MAX_EARLY_READS = 1000;
+/** What is shown in place of a deleted message. */
+export const DELETED_TEXT = 'Message deleted';
 
 export function initialState() {
   return {
@@ -13,11 +15,13 @@ export function initialState() {
     messages: new Map(), // baseKey → message of the open chat
     oldestAtMs: null, // where the next older page starts
     hasMore: false,
+    // the first message that was unread when the chat was opened: the "New messages" line goes above it
+    unreadFrom: null,
     conversations: new Map(), // peer → {peer, lastText, lastAtMs, unread}
     receiptsSent: new Set(), // incoming messages read here or on another device: no receipt to send
     receiptsOwed: new Set(), // seen while offline: sent after the next login
-    // receipts for messages not shown yet (a receipt may overtake the pair on its way to this server)
-    earlyReads: new Set(),
+    // receipts for messages not shown yet (a receipt may overtake the pair on its way to this server): baseKey → readAtMs
+    earlyReads: new Map(),
   };
 }
 
@@ -32,7 +36,7 @@ export function apply(state, event) {
       return { ...state, conversations: new Map(event.conversations.map((c) => [c.peer, { ...c }])) };
     case 'chatOpened':
       return event.peer === state.peer ? state
-        : { ...state, peer: event.peer, messages: new Map(), oldestAtMs: null, hasMore: false };
+        : { ...state, peer: event.peer, messages: new Map(), oldestAtMs: null, hasMore: false, unreadFrom: null };
     case 'messageArrived': { // IncomingDirectMessage or OutgoingDirectMessage, checked
       const { message } = event;
       const next = conversationAfter(state, event.peer, { text: message.text, atMs: message.createdAtMs },
@@ -44,8 +48,8 @@ export function apply(state, event) {
     case 'deliveryChanged':
       return changeMessage(state, event.baseKey,
         (m) => ({ ...m, deliveryState: laterDelivery(m.deliveryState, event.deliveryState) }));
-    case 'readByPeer': // DmReadReceipt for one of the user's messages
-      return markRead(state, event.baseKey);
+    case 'readByPeer': // DmReadReceipt for one of the user's messages, with when it was read (if told)
+      return markRead(state, event.baseKey, event.readAtMs);
     case 'readByMe': { // a receipt of this page's answered, or DmReadByMe from another device of the user
       const peer = event.baseKey.split('|')[0];
       const next = conversationAfter(state, peer, null, unreadDelta(state, event));
@@ -77,8 +81,8 @@ export function apply(state, event) {
       }));
     case 'sendFailed': // refused for good
       return changeMessage(state, event.baseKey, (m) => ({ ...m, pending: false, deliveryState: 'failed' }));
-    case 'deleted':
-      return changeMessage(state, event.baseKey, (m) => ({ ...m, deleted: true }));
+    case 'deleted': // the user deleted their copy: its words are kept nowhere, also not as the chat's last text
+      return deleted(state, event.baseKey);
     default:
       return state;
   }
@@ -121,7 +125,10 @@ function pageLoaded(state, event) {
   if (event.peer !== state.peer) {
     return state; // the user opened another chat meanwhile
   }
-  const next = upsert(state, event.messages);
+  let next = upsert(state, event.messages);
+  if (event.newest && next.unreadFrom === null) {
+    next = { ...next, unreadFrom: firstUnread(next.messages) };
+  }
   if (!event.newest) {
     return { ...next, oldestAtMs: event.lastAtMs ?? next.oldestAtMs, hasMore: event.hasMore };
   }
@@ -131,14 +138,41 @@ function pageLoaded(state, event) {
   return next;
 }
 
+/** The oldest incoming message that verified and is not read yet, or null. */
+function firstUnread(messages) {
+  let first = null;
+  for (const m of messages.values()) {
+    if (!m.outgoing && m.verified && !m.read && !m.deleted && (!first || m.createdAtMs < first.createdAtMs)) {
+      first = m;
+    }
+  }
+  return first ? first.baseKey : null;
+}
+
+/** A deleted copy keeps no text; the chat list does not show it as the last message either. */
+function deleted(state, baseKey) {
+  const had = state.messages.get(baseKey);
+  if (!had) {
+    return state;
+  }
+  const next = changeMessage(state, baseKey, (m) => ({ ...m, deleted: true, text: '' }));
+  const c = state.conversations.get(state.peer);
+  if (!c || c.lastAtMs !== had.createdAtMs) {
+    return next;
+  }
+  return { ...next, conversations: new Map(next.conversations).set(state.peer, { ...c, lastText: DELETED_TEXT }) };
+}
+
 /** Adds or updates messages of the open chat; a higher revision replaces the text and its state. */
 function upsert(state, messages) {
   const all = new Map(state.messages);
-  const earlyReads = new Set(state.earlyReads);
+  const earlyReads = new Map(state.earlyReads);
   for (const message of messages) {
     const had = all.get(message.baseKey);
     if (!had) {
-      all.set(message.baseKey, earlyReads.delete(message.baseKey) ? { ...message, read: true } : message);
+      const early = earlyReads.get(message.baseKey);
+      const m = earlyReads.delete(message.baseKey) ? { ...message, read: true, readAtMs: early } : message;
+      all.set(message.baseKey, m.deleted ? { ...m, text: '' } : m);
       continue;
     }
     if (had.verified && !message.verified) {
@@ -157,7 +191,11 @@ function upsert(state, messages) {
       m.deliveryState = laterDelivery(had.deliveryState, message.deliveryState);
     }
     m.read = had.read || message.read;
+    m.readAtMs = had.readAtMs ?? message.readAtMs;
     m.deleted = had.deleted || message.deleted;
+    if (m.deleted) {
+      m.text = '';
+    }
     m.pending = had.pending && message.pending;
     all.set(message.baseKey, m);
   }
@@ -174,13 +212,14 @@ function changeMessage(state, baseKey, change) {
 }
 
 /** A shown message is marked read; a receipt for one not shown yet is kept (at most MAX_EARLY_READS). */
-function markRead(state, baseKey) {
+function markRead(state, baseKey, readAtMs) {
   if (state.messages.has(baseKey)) {
-    return changeMessage(state, baseKey, (m) => ({ ...m, read: true }));
+    return changeMessage(state, baseKey, (m) => (m.read && (m.readAtMs !== undefined || readAtMs === undefined) ? m
+      : { ...m, read: true, readAtMs: m.readAtMs ?? readAtMs }));
   }
-  const earlyReads = new Set(state.earlyReads).add(baseKey);
+  const earlyReads = new Map(state.earlyReads).set(baseKey, readAtMs);
   if (earlyReads.size > MAX_EARLY_READS) {
-    earlyReads.delete(earlyReads.values().next().value);
+    earlyReads.delete(earlyReads.keys().next().value);
   }
   return { ...state, earlyReads };
 }
@@ -194,8 +233,8 @@ function showPending(state, entries) {
     }
     const shown = (all || state.messages).get(entry.baseKey);
     const had = shown?.verified ? shown : null;
-    if (had && had.revision > entry.revision) {
-      continue;
+    if (had && (had.revision > entry.revision || had.deleted)) {
+      continue; // a newer revision is shown, or the message was deleted (an edit of it is never shown again)
     }
     all = all || new Map(state.messages);
     all.set(entry.baseKey, {

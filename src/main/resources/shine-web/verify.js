@@ -7,6 +7,7 @@ import {
 } from './codec.js';
 
 export const MAX_CARDS = 500;
+const UNREADABLE = 'the server sent something that is not a readable message';
 
 /** A check's outcome: `verified`, or why not; `checked` is false when the author's card could not be read now. */
 const ok = (container) => ({ verified: true, checked: true, reason: '', container });
@@ -58,7 +59,7 @@ export class Verifier {
   async copy(blobB64, kind, claims = {}) {
     const container = parse(blobB64);
     if (!container) {
-      return notVerified('unreadable container');
+      return notVerified(UNREADABLE);
     }
     if (container.kind !== kind || (claims.messageKey !== undefined && claims.messageKey !== messageKeyOf(container))
         || (claims.baseKey !== undefined && claims.baseKey !== baseKeyOf(container))) {
@@ -71,7 +72,7 @@ export class Verifier {
   async receipt(payload) {
     const container = parse(payload.receiptBlobB64);
     if (!container) {
-      return notVerified('unreadable receipt');
+      return notVerified('the server sent a receipt that cannot be read');
     }
     if (container.kind !== Kind.READ_RECEIPT || container.ref !== payload.baseKey
         || container.from !== payload.readerLogin) {
@@ -83,7 +84,7 @@ export class Verifier {
   /** A container that must be the user's and its author's (the last message of a chat in the list). */
   async blob(blobB64) {
     const container = parse(blobB64);
-    return container ? this.owned(container, b64decode(blobB64)) : notVerified('unreadable container');
+    return container ? this.owned(container, b64decode(blobB64)) : notVerified(UNREADABLE);
   }
 
   async owned(container, bytes) {
@@ -111,7 +112,9 @@ export class Verifier {
     try {
       card = await entry;
     } catch (e) {
-      return unchecked(`could not read ${container.from}'s card (${e.message})`, container);
+      // why the card could not be read (offline, a timeout) changes nothing for the user: it is read again later
+      return unchecked(`could not read ${container.from}'s card now; it is checked again when the chat is opened again`,
+        container);
     }
     if (card.problem) {
       return notVerified(card.problem, container);

@@ -1,11 +1,19 @@
-// The views: the DOM of index.html, drawn from the store's state (the chat list, the open chat's messages and their
-// ticks) and the screens (setup, register, refused, chat). They change no state: the user's clicks go to `handlers`
-// (openChat, edit, remove, seen — a message at least 60 % on screen).
+// The views: the DOM of index.html, drawn from the store's state (the chat list, the open chat's messages with their
+// ticks, day lines and the "New messages" line, a message's menu and details) and the screens (loading, setup,
+// register, refused, chat). They change no state: the user's clicks go to `handlers` (openChat, edit, remove, seen —
+// a message at least 60 % on screen).
+import { detailsOf } from './details.js';
+import { plain } from './errors.js';
+import { createMenu } from './menu.js';
 import { TICKS, tickOf } from './outbox.js';
+import { DELETED_TEXT } from './state.js';
+import { dayKey, dayLabel, timeLabel } from './when.js';
 
 const $ = (id) => document.getElementById(id);
 
 export function createViews(store, handlers) {
+  const menu = createMenu($('message-menu'));
+  let serverLogin = '';
   const observer = new IntersectionObserver((entries) => {
     for (const entry of entries) {
       if (entry.isIntersecting) {
@@ -16,7 +24,7 @@ export function createViews(store, handlers) {
 
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'visible') {
-      for (const li of $('messages').children) {
+      for (const li of $('messages').querySelectorAll('li[data-base-key]')) {
         observer.unobserve(li);
         if (!li.classList.contains('mine')) {
           observer.observe(li);
@@ -24,14 +32,18 @@ export function createViews(store, handlers) {
       }
     }
   });
+  $('details-close').addEventListener('click', () => $('details').close());
 
   store.subscribe((state, previous, event) => {
     if (state.peer !== previous.peer) {
       $('messages').replaceChildren();
+      menu.close();
     }
     if (event.type === 'chatOpened') {
       $('peer-name').textContent = state.peer;
       $('composer').hidden = false;
+      $('messages').hidden = false;
+      $('empty').hidden = true;
       $('chat').classList.add('in-conversation');
       $('chat-error').textContent = '';
     }
@@ -42,11 +54,19 @@ export function createViews(store, handlers) {
         }
       }
     }
+    if (state.messages !== previous.messages || state.unreadFrom !== previous.unreadFrom) {
+      drawLines(state.unreadFrom);
+    }
     if (state.conversations !== previous.conversations || state.peer !== previous.peer) {
       renderConversations(state);
     }
     if (event.type === 'pageLoaded' && event.newest && event.peer === state.peer) {
-      scrollToEnd();
+      const line = $('messages').querySelector('.new-messages');
+      if (line && previous.unreadFrom === null) {
+        line.scrollIntoView({ block: 'start' });
+      } else if (!line) {
+        scrollToEnd();
+      }
     }
   });
 
@@ -68,38 +88,62 @@ export function createViews(store, handlers) {
       return li;
     });
     $('conversations').replaceChildren(...items);
+    $('no-chats').hidden = items.length > 0;
+  }
+
+  /** A line with the day above each day's first message, and "New messages" above the first unread one. */
+  function drawLines(unreadFrom) {
+    const list = $('messages');
+    for (const line of list.querySelectorAll('li.day, li.new-messages')) {
+      line.remove();
+    }
+    let day = null;
+    for (const li of [...list.children]) {
+      const at = Number(li.dataset.createdAtMs);
+      if (dayKey(at) !== day) {
+        day = dayKey(at);
+        list.insertBefore(separator('day', dayLabel(at)), li);
+      }
+      if (li.dataset.baseKey === unreadFrom) {
+        list.insertBefore(separator('new-messages', 'New messages'), li);
+      }
+    }
   }
 
   function renderMessage(message) {
     const list = $('messages');
-    let li = list.querySelector(`[data-base-key="${CSS.escape(message.baseKey)}"]`);
-    if (message.deleted) {
-      li?.remove();
-      return;
-    }
+    let li = list.querySelector(`li[data-base-key="${CSS.escape(message.baseKey)}"]`);
     const atEnd = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
     if (!li) {
       li = document.createElement('li');
       li.dataset.baseKey = message.baseKey;
       li.dataset.createdAtMs = String(message.createdAtMs);
-      const after = [...list.children].find((other) => Number(other.dataset.createdAtMs) > message.createdAtMs);
+      const after = [...list.querySelectorAll('li[data-base-key]')]
+        .find((other) => Number(other.dataset.createdAtMs) > message.createdAtMs);
       list.insertBefore(li, after || null);
       if (!message.outgoing) {
         observer.observe(li);
       }
     }
-    li.className = `message${message.outgoing ? ' mine' : ''}${message.verified ? '' : ' not-verified'}`;
+    li.className = `message${message.outgoing ? ' mine' : ''}${message.verified ? '' : ' not-verified'}`
+      + `${message.deleted ? ' deleted' : ''}`;
     li.dataset.messageKey = message.messageKey;
     li.dataset.verified = String(message.verified);
-    const text = span('text', message.text);
     const meta = document.createElement('div');
     meta.className = 'meta';
     const time = document.createElement('time');
     time.dateTime = new Date(message.createdAtMs).toISOString();
-    time.textContent = new Date(message.createdAtMs).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    time.textContent = timeLabel(message.createdAtMs);
     meta.append(time);
+    if (message.deleted) {
+      // a quiet mark in place of the bubble: no words, no tick, no menu
+      li.dataset.state = 'deleted';
+      li.replaceChildren(span('deleted-text', DELETED_TEXT), meta);
+      return;
+    }
+    const text = span('text', message.text);
     if (message.revision > 0) {
-      meta.append(span('edited', 'edited'));
+      meta.append(span('edited', '(edited)'));
     }
     if (!message.verified) {
       li.dataset.state = 'not-verified';
@@ -116,12 +160,12 @@ export function createViews(store, handlers) {
         meta.append(span('failed-text', 'Message not delivered'));
       }
       meta.append(tick);
-      if (!message.pending) {
-        meta.append(actionButton('Edit', () => handlers.edit(message)),
-          actionButton('Delete', () => handlers.remove(message)));
-      }
     } else {
       delete li.dataset.state;
+    }
+    const items = menuItems(message);
+    if (items.length > 0) {
+      meta.append(menuButton(items));
     }
     li.replaceChildren(text, meta);
     if (atEnd) {
@@ -129,12 +173,53 @@ export function createViews(store, handlers) {
     }
   }
 
-  function actionButton(text, action) {
+  /** What the user may do with a message: the author edits and deletes, either side deletes its copy. */
+  function menuItems(message) {
+    if (!message.verified) {
+      return [];
+    }
+    const items = [];
+    if (message.outgoing && !message.pending) {
+      items.push({ label: 'Edit', action: () => guarded('chat-error', () => handlers.edit(message)) });
+    }
+    if (!message.pending) {
+      items.push({ label: 'Delete', action: () => guarded('chat-error', () => handlers.remove(message)) });
+    }
+    if (message.outgoing) {
+      items.push({ label: 'Details', action: () => showDetails(message.baseKey) });
+    }
+    return items;
+  }
+
+  function menuButton(items) {
     const button = document.createElement('button');
     button.type = 'button';
-    button.textContent = text;
-    button.addEventListener('click', () => guarded('chat-error', action));
+    button.className = 'menu-button';
+    button.textContent = '⋯';
+    button.title = 'More';
+    button.setAttribute('aria-label', 'Actions');
+    button.setAttribute('aria-haspopup', 'menu');
+    button.setAttribute('aria-expanded', 'false');
+    button.addEventListener('click', () => menu.open(button, items));
     return button;
+  }
+
+  /** The details of a message of the user's, as the store has it now. */
+  function showDetails(baseKey) {
+    const message = store.state.messages.get(baseKey);
+    if (!message) {
+      return;
+    }
+    $('details-text').textContent = message.text;
+    const rows = detailsOf(message, { peer: store.state.peer, serverLogin });
+    $('details-list').replaceChildren(...rows.flatMap(({ term, value }) => {
+      const dt = document.createElement('dt');
+      dt.textContent = term;
+      const dd = document.createElement('dd');
+      dd.textContent = value;
+      return [dt, dd];
+    }));
+    $('details').showModal();
   }
 
   return {
@@ -146,12 +231,15 @@ export function createViews(store, handlers) {
       $('banner').textContent = text;
     },
     thisServer(server) {
+      serverLogin = server.serverLogin;
       $('this-server').textContent = `${server.serverLogin} (${server.url})`;
     },
     showSetup() {
+      $('loading').hidden = true;
       $('setup').hidden = false;
     },
     showRegister(login, why) {
+      $('loading').hidden = true;
       $('refused').hidden = true;
       $('chat').hidden = true;
       $('setup').hidden = false;
@@ -162,6 +250,7 @@ export function createViews(store, handlers) {
     },
     /** A session starts: the chat screen, signing in. */
     showChat(login) {
+      $('loading').hidden = true;
       $('setup').hidden = true;
       $('register').hidden = true;
       $('refused').hidden = true;
@@ -212,8 +301,19 @@ export function createViews(store, handlers) {
     focusComposer() {
       $('message').focus();
     },
-    askEdit(text) {
-      return prompt('Edit message', text);
+    /** The composer holds a message's text to edit (Send saves it), or (null) goes back to writing a new one. */
+    editing(text) {
+      $('editing').hidden = text === null;
+      $('send').textContent = text === null ? 'Send' : 'Save';
+      $('message').value = text === null ? '' : text;
+      if (text !== null) {
+        $('message').focus();
+      }
+    },
+    confirmDelete(message, peer) {
+      return confirm(message.outgoing
+        ? `Delete this message? It goes from your devices and servers; ${peer} keeps the copy they received.`
+        : `Delete this message? It goes from your devices and servers; ${peer} keeps their own copy.`);
     },
     visible() {
       return document.visibilityState === 'visible';
@@ -229,14 +329,14 @@ export function createViews(store, handlers) {
   };
 }
 
-/** Runs an action of the user's; what fails is said in the element errorId. */
-export async function guarded(errorId, action) {
+/** Runs an action of the user's; what fails is said in plain words (errors.js) in the element errorId. */
+export async function guarded(errorId, action, context = {}) {
   const element = $(errorId);
   element.textContent = '';
   try {
     await action();
   } catch (e) {
-    element.textContent = e.message;
+    element.textContent = plain(e, context);
   }
 }
 
@@ -245,6 +345,14 @@ function span(className, text) {
   s.className = className;
   s.textContent = text;
   return s;
+}
+
+function separator(className, text) {
+  const li = document.createElement('li');
+  li.className = className;
+  li.setAttribute('role', 'separator');
+  li.append(span('', text));
+  return li;
 }
 
 function scrollToEnd() {
