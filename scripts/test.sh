@@ -15,13 +15,17 @@ set +e
 
 results=()
 # part NAME COMMAND...: runs one part in a subshell (a part that dies does not stop the others) and notes its result.
+# The subshell is a statement of its own, not the test of an `if` or a `||`: there bash ignores `set -e`, and a part
+# whose last command succeeds would pass whatever failed before it.
 part() {
-  local name="$1" started=$SECONDS
+  local name="$1" started=$SECONDS rc
   shift
-  if ( set -e; "$@" ); then
+  ( set -e; "$@" )
+  rc=$?
+  if [ "$rc" = 0 ]; then
     results+=("passed  $name ($((SECONDS - started)) s)")
   else
-    results+=("FAILED  $name ($((SECONDS - started)) s)")
+    results+=("FAILED  $name ($((SECONDS - started)) s, exit code $rc)")
   fi
 }
 
