@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs the whole test suite against a real PostgreSQL (installed and started when missing): the Maven tests, the
 # check of the two jars (shine-server.jar holds no class of the test bench, shine-tools.jar runs), of the
-# class-data sharing archive's guards (scripts/lib.sh check_cds: a server JVM starts whatever the archive) and of
-# scripts/federation.sh refusing a taken port, then the web chat's browser tests (scripts/web-test.sh). Every part
-# runs even when an earlier one fails; a summary of all of them ends the output, and the exit code is 1 when any
-# failed. Arguments go to Maven and skip the other parts, e.g. scripts/test.sh -Dtest=MultiDeviceIT;
-# SHINE_SKIP_WEB_TESTS=1 skips the browser tests.
+# class-data sharing archive's guards (scripts/lib.sh check_cds: a server JVM starts whatever the archive), of
+# scripts/federation.sh refusing a taken port and of the links of README.md and docs/ (scripts/check-links.sh), then
+# the web chat's browser tests (scripts/web-test.sh). Every part runs even when an earlier one fails; a summary of
+# all of them ends the output, and the exit code is 1 when any failed. Arguments go to Maven and skip the other
+# parts, e.g. scripts/test.sh -Dtest=MultiDeviceIT; SHINE_SKIP_WEB_TESTS=1 skips the browser tests.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 ensure_toolchain
@@ -15,13 +15,17 @@ set +e
 
 results=()
 # part NAME COMMAND...: runs one part in a subshell (a part that dies does not stop the others) and notes its result.
+# The subshell is a statement of its own, not the test of an `if` or a `||`: there bash ignores `set -e`, and a part
+# whose last command succeeds would pass whatever failed before it.
 part() {
-  local name="$1" started=$SECONDS
+  local name="$1" started=$SECONDS rc
   shift
-  if ( set -e; "$@" ); then
+  ( set -e; "$@" )
+  rc=$?
+  if [ "$rc" = 0 ]; then
     results+=("passed  $name ($((SECONDS - started)) s)")
   else
-    results+=("FAILED  $name ($((SECONDS - started)) s)")
+    results+=("FAILED  $name ($((SECONDS - started)) s, exit code $rc)")
   fi
 }
 
@@ -66,6 +70,7 @@ if [ "$#" -eq 0 ]; then
   part "jars" jars_checked
   part "class-data sharing" cds_checked
   part "federation.sh port check" check_federation_port
+  part "doc links" bash "$ROOT/scripts/check-links.sh"
   if [ "${SHINE_SKIP_WEB_TESTS:-}" != 1 ]; then
     part "browser tests" bash "$ROOT/scripts/web-test.sh"
   fi
