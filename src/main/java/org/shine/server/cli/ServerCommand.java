@@ -1,5 +1,7 @@
 package org.shine.server.cli;
 
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -50,9 +52,18 @@ final class ServerCommand implements Callable<Integer> {
       return 1;
     }
     ShineServer server = new ShineServer(vertx, config, clock(config), metrics);
+    // SIGTERM and SIGINT start the JVM's shutdown, which runs this hook: drain, then end with 0 (a drained stop is a
+    // clean exit, not the 143 of a process killed by a signal); Runtime.halt, since exit() is not allowed in a hook.
+    // It is in place before the start, so a signal while the node starts (or just after "is up") waits for the
+    // start and then drains, instead of killing a half-started node.
+    Promise<Boolean> started = Promise.promise();
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> shutDown(vertx, server, started.future()), "shutdown"));
+    LOG.info("starting {}: SIGTERM or Ctrl-C from now on drains and exits 0", config.serverLogin());
     try {
       server.start().await();
+      started.complete(true);
     } catch (RuntimeException e) {
+      started.complete(false);
       vertx.close().await();
       if (e instanceof ConfigException) {
         // a config problem found at start (a key file, a TLS file): exit code 2 with the key named, as at parse
@@ -61,20 +72,6 @@ final class ServerCommand implements Callable<Integer> {
       LOG.error("server failed to start: {}", e.getMessage() == null ? e.toString() : e.getMessage());
       return 1;
     }
-    // SIGTERM and SIGINT start the JVM's shutdown, which runs this hook: drain, then end with 0 (a drained stop is a
-    // clean exit, not the 143 of a process killed by a signal); Runtime.halt, since exit() is not allowed in a hook
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      LOG.info("shutting down: draining in-flight requests");
-      try {
-        // two awaits: a continuation of stop() would run on an event loop that vertx.close() terminates
-        server.stop().await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
-        vertx.close().await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
-        LOG.info("stopped");
-      } catch (Exception e) {
-        LOG.warn("shutdown did not finish cleanly: {}", e.toString());
-      }
-      Runtime.getRuntime().halt(0);
-    }, "shutdown"));
     try {
       // parked until the hook halts the JVM
       Thread.currentThread().join();
@@ -82,6 +79,33 @@ final class ServerCommand implements Callable<Integer> {
       Thread.currentThread().interrupt();
     }
     return 0;
+  }
+
+  /**
+   * The shutdown hook: waits for the start to end; a node that started is drained and the JVM halts with 0; one that
+   * failed to start was closed by {@link #call()}, whose exit code stands.
+   */
+  private static void shutDown(Vertx vertx, ShineServer server, Future<Boolean> started) {
+    boolean running;
+    try {
+      running = started.await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      LOG.warn("the node did not finish starting within {} s; closing it", SHUTDOWN_LIMIT_S);
+      running = true;
+    }
+    if (!running) {
+      return;
+    }
+    LOG.info("shutting down: draining in-flight requests");
+    try {
+      // two awaits: a continuation of stop() would run on an event loop that vertx.close() terminates
+      server.stop().await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
+      vertx.close().await(SHUTDOWN_LIMIT_S, TimeUnit.SECONDS);
+      LOG.info("stopped");
+    } catch (Exception e) {
+      LOG.warn("shutdown did not finish cleanly: {}", e.toString());
+    }
+    Runtime.getRuntime().halt(0);
   }
 
   /** The system clock, or with {@code testing.clockOffsetMs} (the fault suite's hook) that far off it. */
