@@ -67,6 +67,8 @@ NODE_B_URL="ws://127.0.0.1:$NODE_B_PORT/ws"
 export SHINE_FED_DIR="$DIR"
 export SHINE_FED_PORT_BASE="$PORT_BASE"
 export SHINE_FED_DB_PREFIX=shine_chaos_
+# no admin APIs: node b of scenario c runs a copy of s1's config, whose admin port it could not share
+export SHINE_FED_ADMIN_BASE=
 # the retry schedule compressed (PROTOCOL §11 keys): 0, 3, 10, 30 s and the last point at 2 min, so that no fault
 # of a scenario (a restart takes up to half a minute on a loaded machine) outlasts the schedule and a pair that
 # reaches s2 by sync soon finds a point (it joins the next one, PROTOCOL §8); a short lease so a dead node's claimed

@@ -15,7 +15,8 @@
 # written (start, start-one): SHINE_FED_DIR (run/federation), SHINE_FED_PORT_BASE (7100: sN listens on base+N),
 # SHINE_FED_DB_PREFIX (shine_fed_), SHINE_FED_DELIVERY and SHINE_FED_SYNC (JSON objects replacing the "delivery"
 # and "sync" sections), SHINE_FED_URL_sN (the URL peers and cards know sN by, e.g. a proxy in front of it) and
-# SHINE_FED_EXTRA_sN (more top-level config members for sN, e.g. "testing" or "cluster").
+# SHINE_FED_EXTRA_sN (more top-level config members for sN, e.g. "testing" or "cluster"), SHINE_FED_ADMIN_BASE
+# (base+80: sN's admin API on 127.0.0.1:base+80+N; empty turns the admin APIs off).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 DIR="${SHINE_FED_DIR:-$ROOT/run/federation}"
@@ -24,6 +25,9 @@ DB_PREFIX="${SHINE_FED_DB_PREFIX:-shine_fed_}"
 SERVERS=(s1 s2 s3 s4)
 
 port_of() { echo $((PORT_BASE + ${1#s})); }
+# Each server's admin API (loopback only) on base+80+N: 7181..7184; SHINE_FED_ADMIN_BASE= (empty) turns it off.
+ADMIN_BASE="${SHINE_FED_ADMIN_BASE-$((PORT_BASE + 80))}"
+admin_port_of() { [ -n "$ADMIN_BASE" ] && echo $((ADMIN_BASE + ${1#s})); }
 
 # The URL other servers (and users' cards) know sN by.
 url_of() {
@@ -54,6 +58,7 @@ write_config() {
   fi
   [ -n "${SHINE_FED_SYNC:-}" ] && delivery="$delivery,\"sync\":$SHINE_FED_SYNC"
   [ -n "${!extra:-}" ] && delivery="$delivery,${!extra}"
+  [ -n "$ADMIN_BASE" ] && delivery="$delivery,\"admin\":{\"host\":\"127.0.0.1\",\"port\":$(admin_port_of "$name")}"
   cat > "$DIR/$name.json" <<JSON
 {
   "serverLogin": "$name",
@@ -168,6 +173,9 @@ case "$cmd" in
       if ! is_up "$s" && port_taken "$(port_of "$s")"; then
         die "port $(port_of "$s") ($s) is taken by another process (a server of scripts/run.sh?); stop it, or move the federation with SHINE_FED_PORT_BASE"
       fi
+      if ! is_up "$s" && [ -n "$ADMIN_BASE" ] && port_taken "$(admin_port_of "$s")"; then
+        die "port $(admin_port_of "$s") ($s's admin API) is taken by another process; stop it, move the admin APIs with SHINE_FED_ADMIN_BASE, or turn them off with SHINE_FED_ADMIN_BASE="
+      fi
     done
     ensure_toolchain
     ensure_postgres
@@ -187,6 +195,9 @@ case "$cmd" in
     done
     wait_federation
     trap - EXIT
+    if [ -n "$ADMIN_BASE" ]; then
+      log "admin APIs (loopback): http://127.0.0.1:$(admin_port_of s1)/admin/v1 … $(admin_port_of s4); e.g. java -jar target/shine-server.jar admin --config $DIR/s1.json peers"
+    fi
     log "stop it with: scripts/federation.sh stop"
     ;;
   stop)
