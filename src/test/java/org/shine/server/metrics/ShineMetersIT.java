@@ -37,9 +37,9 @@ import org.shine.server.util.Json;
 @Timeout(value = 120, timeUnit = TimeUnit.SECONDS)
 class ShineMetersIT {
   private static final String FAST = "{\"delivery\":{\"scheduleMs\":[0,100,200,300,400],\"workerPeriodMs\":50,"
-      + "\"callTimeoutMs\":1000},\"metrics\":{\"gaugePeriodMs\":50}}";
+      + "\"callTimeoutMs\":5000},\"metrics\":{\"gaugePeriodMs\":50}}";
   /** s3 stands alone (no peers), its retry worker still. */
-  private static final String STILL = "{\"delivery\":{\"workerPeriodMs\":3600000,\"callTimeoutMs\":1000},"
+  private static final String STILL = "{\"delivery\":{\"workerPeriodMs\":3600000,\"callTimeoutMs\":5000},"
       + "\"metrics\":{\"gaugePeriodMs\":50},\"peers\":[]}";
   private static final MutableClock CLOCK = MutableClock.now();
   private static Vertx vertx;

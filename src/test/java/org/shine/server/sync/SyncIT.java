@@ -38,13 +38,13 @@ import org.shine.server.util.Json;
 @Timeout(value = 180, timeUnit = TimeUnit.SECONDS)
 class SyncIT {
   static final String FAST = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,1600],\"workerPeriodMs\":50,"
-      + "\"callTimeoutMs\":1000,\"leaseMs\":3000},\"sync\":{\"periodMs\":200,\"pageSize\":50}}";
+      + "\"callTimeoutMs\":2500,\"leaseMs\":3000},\"sync\":{\"periodMs\":200,\"pageSize\":50}}";
   /** FAST with a last point 4 s out, so a row that joins it stays accepted long enough to be looked at. */
   static final String LONG_LAST_POINT = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,4000],\"workerPeriodMs\":50,"
-      + "\"callTimeoutMs\":1000,\"leaseMs\":3000},\"sync\":{\"periodMs\":200,\"pageSize\":50}}";
+      + "\"callTimeoutMs\":2500,\"leaseMs\":3000},\"sync\":{\"periodMs\":200,\"pageSize\":50}}";
   /** No retry ticks in a test's time (accepted rows stay as they were stored), a last point 3 s out. */
   static final String NO_WORKER_TICKS = "{\"delivery\":{\"scheduleMs\":[0,400,800,1200,3000],"
-      + "\"workerPeriodMs\":600000,\"callTimeoutMs\":1000,\"leaseMs\":3000},"
+      + "\"workerPeriodMs\":600000,\"callTimeoutMs\":2500,\"leaseMs\":3000},"
       + "\"sync\":{\"periodMs\":200,\"pageSize\":50}}";
   private static final String RECEIVE = "ReceiveIncomingMessage";
   private TestWorld world;
