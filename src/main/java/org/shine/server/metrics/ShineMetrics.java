@@ -12,6 +12,7 @@ import io.vertx.core.VertxBuilder;
 import io.vertx.core.VertxOptions;
 import io.vertx.micrometer.Label;
 import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MetricsDomain;
 import io.vertx.micrometer.MicrometerMetricsOptions;
 import io.vertx.micrometer.VertxPrometheusOptions;
 import java.time.Duration;
@@ -170,7 +171,11 @@ public final class ShineMetrics {
         .setRegistryName(registryName)
         .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true))
         .setJvmMetricsEnabled(true)
-        .addLabels(Label.NAMESPACE);
+        .addLabels(Label.NAMESPACE)
+        // Vert.x gives every TCP client (each SQL pool's, the peers' WebSocket client) one gauge of the same name
+        // and no label: the second registration is refused with a warning and the gauge counts one client only.
+        // Peer connections have meters of their own (shine_peer_*); the pools have theirs (vertx_pool_*).
+        .addDisabledMetricsCategory(MetricsDomain.NET_CLIENT);
     return Vertx.builder().with(options.setMetricsOptions(metricsOptions))
         .withMetrics(new MicrometerMetricsFactory(prometheus));
   }

@@ -2,6 +2,10 @@ package org.shine.server.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -9,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.LoggerFactory;
 import org.shine.server.support.Scrape;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestWorld;
@@ -30,6 +35,27 @@ class QuietStartIT {
           .contains("vertx_pool_queue_pending{pool_name=\"shine-health\"")
           .doesNotContain("pool_name=\"__vertx.DEFAULT\"");
     } finally {
+      world.close();
+    }
+  }
+
+  @Test
+  @DisplayName("a server starts and takes its peers' calls without one warning in its log (the TCP clients'"
+      + " unlabelled gauge, registered twice, once warned at every start)")
+  void noWarningAtStart(Vertx vertx) {
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    ListAppender<ILoggingEvent> events = new ListAppender<>();
+    events.start();
+    root.addAppender(events);
+    TestWorld world = TestWorld.on(vertx);
+    try {
+      TestServer[] servers = world.servers("s1", "s2");
+      String text = Scrape.of(servers[0]).text();
+      assertThat(text).contains("vertx_pool_queue_pending").doesNotContain("vertx_net_client");
+      assertThat(events.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN))
+          .map(e -> e.getLoggerName() + ": " + e.getFormattedMessage())).isEmpty();
+    } finally {
+      root.detachAppender(events);
       world.close();
     }
   }
