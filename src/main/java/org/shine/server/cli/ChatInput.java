@@ -49,6 +49,8 @@ interface ChatInput extends AutoCloseable {
 
   /** How long JLine waits for the terminal to answer its questions, in ms. */
   String PROBE_TIMEOUT = "org.jline.terminal.probe.timeout";
+  /** Whether JLine raises Ctrl-C as a signal when its reader meets the key. */
+  String SOFTWARE_SIGNALS = "org.jline.terminal.softwareSignals";
 
   /** Ctrl-C at the prompt; {@code partial} is what was typed and not sent. */
   final class Interrupted extends Exception {
@@ -75,6 +77,8 @@ interface ChatInput extends AutoCloseable {
       if (System.getProperty(PROBE_TIMEOUT) == null) {
         System.setProperty(PROBE_TIMEOUT, "3000");
       }
+      // JLine would turn Ctrl-C into a signal as it reads ahead, cutting off keys typed before it (Editor)
+      System.setProperty(SOFTWARE_SIGNALS, "false");
       try {
         return new Editor(TerminalBuilder.builder().system(true).dumb(false).build());
       } catch (IOException | RuntimeException e) {
@@ -236,9 +240,9 @@ interface ChatInput extends AutoCloseable {
     }
 
     /**
-     * Ctrl-C as a key, read in order with what was typed before it. As a signal (the terminal's default) it would
-     * overtake the input: the kernel drops what the editor has not read yet, so a line typed with Enter just
-     * before Ctrl-C would be lost.
+     * Ctrl-C as a key, read in order with what was typed before it. As a signal (the terminal's default, or JLine's
+     * own when it meets the key reading ahead) it would overtake the input: what the editor has not handled yet is
+     * dropped, so a line typed with Enter just before Ctrl-C would be lost.
      */
     private void interruptAsKey() {
       Attributes attributes = terminal.getAttributes();
