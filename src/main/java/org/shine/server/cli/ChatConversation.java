@@ -41,12 +41,12 @@ final class ChatConversation {
   private final Supplier<ShineClient> client;
   private final ContainerVerifier verifier;
   private final Consumer<Runnable> offer;
-  private final Map<String, Mine> mine = bounded();
+  private final OwnMessages mine;
   /** The peer's messages on screen, with the revision shown: a later revision (an edit) is shown again. */
-  private final Map<String, Long> shown = bounded();
-  private final Map<String, Boolean> receipted = bounded();
+  private final Map<String, Long> shown = RecentMap.of(TRACKED);
+  private final Map<String, Boolean> receipted = RecentMap.of(TRACKED);
   /** Containers shown as not verified (by messageKey and revision, or receipt), each shown once. */
-  private final Map<String, Boolean> flagged = bounded();
+  private final Map<String, Boolean> flagged = RecentMap.of(TRACKED);
   private final Map<String, ShineClient.SignedPair> unanswered = new LinkedHashMap<>();
 
   /**
@@ -62,20 +62,7 @@ final class ChatConversation {
     this.client = Objects.requireNonNull(client);
     this.verifier = Objects.requireNonNull(verifier);
     this.offer = Objects.requireNonNull(offer);
-  }
-
-  /** A message of the user: its line on screen (-1: not printed yet), its newest revision and its tick now. */
-  private static final class Mine {
-    int line;
-    MessageView view;
-    Tick tick;
-    boolean deleted;
-
-    Mine(int line, MessageView view, Tick tick) {
-      this.line = line;
-      this.view = view;
-      this.tick = tick;
-    }
+    this.mine = new OwnMessages(screen, TRACKED);
   }
 
   /** The newest {@code history} messages, oldest first; those already on screen only get their tick updated. */
@@ -92,17 +79,8 @@ final class ChatConversation {
     }
     boolean deleted = entry.path("deleted").asBoolean();
     if (entry.path("direction").asText().equals("outgoing")) {
-      Tick tick = Tick.of(entry.path("deliveryState").asText(null), entry.path("read").asBoolean());
-      Mine known = mine.get(view.baseKey());
-      if (known == null) {
-        Mine added = new Mine(-1, view, tick);
-        added.deleted = deleted;
-        added.line = screen.print(ownLine(added));
-        mine.put(view.baseKey(), added);
-      } else {
-        revise(known, view, deleted);
-        update(view.baseKey(), tick);
-      }
+      mine.reported(view, Tick.of(entry.path("deliveryState").asText(null), entry.path("read").asBoolean()),
+          deleted);
       return;
     }
     showPeers(view, deleted);
@@ -156,13 +134,25 @@ final class ChatConversation {
     } // Quit: the input thread ends the chat
   }
 
+  /**
+   * The body of {@code text}, or null when it is over the size of a message body: then the screen says so, with
+   * {@code refused} ("not sent", "not edited") first.
+   */
+  private byte[] body(String text, String refused) {
+    byte[] body = MessageBody.encode(text);
+    if (body.length <= DmCodec.DEFAULT_MAX_BODY) {
+      return body;
+    }
+    screen.print("-- " + refused + ": " + quote(text) + " is " + String.format(Locale.ROOT, "%,d", text.length())
+        + " characters (" + String.format(Locale.ROOT, "%,d", body.length) + " bytes); a message holds at most "
+        + String.format(Locale.ROOT, "%,d", DmCodec.DEFAULT_MAX_BODY) + " bytes: shorten it or send it in parts");
+    return null;
+  }
+
   /** Signs and sends a new message, unless it is over the size of a message body. */
   private void send(String text) {
-    byte[] body = MessageBody.encode(text);
-    if (body.length > DmCodec.DEFAULT_MAX_BODY) {
-      screen.print("-- not sent: " + quote(text) + " is " + String.format(Locale.ROOT, "%,d", text.length())
-          + " characters (" + String.format(Locale.ROOT, "%,d", body.length) + " bytes); a message holds at most "
-          + String.format(Locale.ROOT, "%,d", DmCodec.DEFAULT_MAX_BODY) + " bytes: shorten it or send it in parts");
+    byte[] body = body(text, "not sent");
+    if (body == null) {
       return;
     }
     if (unanswered.size() >= UNANSWERED) {
@@ -173,87 +163,59 @@ final class ChatConversation {
         ShineClient.randomNonce(), 0, body);
     MessageView view = new MessageView(pair.outgoing().baseKey(), user.login(), peer, pair.outgoing().createdAtMs(),
         0, text, Verdict.VERIFIED);
-    Mine message = new Mine(-1, view, Tick.SENDING);
-    // on a terminal the line shows at once and its tick changes in place; piped, it is printed with the answer
-    if (screen.terminal()) {
-      message.line = screen.print(ownLine(message));
-    }
-    mine.put(view.baseKey(), message);
+    mine.typed(view);
     unanswered.put(view.baseKey(), pair);
     submit(pair);
   }
 
   /** {@code /edit}: a new revision of the user's {@code back}-th last message, shown in place once accepted. */
   private void edit(int back, String text) {
-    Mine message = ownMessage(back, "edit");
-    if (message == null) {
+    MessageView message = ownMessage(back, "edit");
+    byte[] body = message == null ? null : body(text, "not edited");
+    if (body == null) {
       return;
     }
-    byte[] body = MessageBody.encode(text);
-    if (body.length > DmCodec.DEFAULT_MAX_BODY) {
-      screen.print("-- not edited: the new text is over the " + DmCodec.DEFAULT_MAX_BODY + " bytes of a message");
-      return;
-    }
-    DmKeys.ParsedKey key = DmKeys.parseBaseKey(message.view.baseKey());
-    long revision = message.view.revision() + 1;
+    DmKeys.ParsedKey key = DmKeys.parseBaseKey(message.baseKey());
+    long revision = message.revision() + 1;
     ShineClient.SignedPair pair = ShineClient.signPair(user.login(), user.key(), peer, key.createdAtMs(), key.nonce(),
         revision, body);
-    MessageView edited = new MessageView(message.view.baseKey(), user.login(), peer, key.createdAtMs(), revision, text,
+    MessageView edited = new MessageView(message.baseKey(), user.login(), peer, key.createdAtMs(), revision, text,
         Verdict.VERIFIED);
     client.get().sendPair(pair).onComplete(answer -> offer.accept(() -> {
       if (answer.failed()) {
-        screen.print("-- not edited: " + quote(message.view.text()) + ": " + reason(answer.cause()));
+        screen.print("-- not edited: " + quote(message.text()) + ": " + reason(answer.cause()));
         return;
       }
-      revise(message, edited, false);
-      update(message.view.baseKey(), Tick.of(answer.result().path("deliveryState").asText(), false));
+      mine.revise(message.baseKey(), edited, false);
+      mine.tick(message.baseKey(), Tick.of(answer.result().path("deliveryState").asText(), false));
     }));
   }
 
   /** {@code /delete}: a tombstone for the user's copy of the {@code back}-th last message, shown once accepted. */
   private void delete(int back) {
-    Mine message = ownMessage(back, "delete");
+    MessageView message = ownMessage(back, "delete");
     if (message == null) {
       return;
     }
     DmContainer tombstone = ShineClient.signTombstone(user.login(), user.key(), peer,
-        DmKeys.outgoingKey(message.view.baseKey()), System.currentTimeMillis());
+        DmKeys.outgoingKey(message.baseKey()), System.currentTimeMillis());
     client.get().deleteMessage(tombstone).onComplete(answer -> offer.accept(() -> {
       if (answer.failed()) {
-        screen.print("-- not deleted: " + quote(message.view.text()) + ": " + reason(answer.cause()));
+        screen.print("-- not deleted: " + quote(message.text()) + ": " + reason(answer.cause()));
         return;
       }
-      revise(message, message.view, true);
+      mine.revise(message.baseKey(), message, true);
     }));
   }
 
-  /** The user's {@code back}-th last message in this chat that is not deleted, or null (said on screen). */
-  private Mine ownMessage(int back, String verb) {
-    List<Mine> own = new ArrayList<>(mine.values());
-    int left = back;
-    for (int i = own.size() - 1; i >= 0; i--) {
-      Mine candidate = own.get(i);
-      if (!candidate.deleted && candidate.view.verified() && !unanswered.containsKey(candidate.view.baseKey())
-          && --left == 0) {
-        return candidate;
-      }
+  /** The user's {@code back}-th last message that the server has and that is not deleted, or null (said so). */
+  private MessageView ownMessage(int back, String verb) {
+    MessageView message = mine.nthLast(back, unanswered::containsKey);
+    if (message == null) {
+      screen.print("-- nothing to " + verb + ": " + (back == 1 ? "you have no message here"
+          : "you have fewer than " + back + " messages here") + " that your server has");
     }
-    screen.print("-- nothing to " + verb + ": " + (back == 1 ? "you have no message here"
-        : "you have fewer than " + back + " messages here") + " that your server has");
-    return null;
-  }
-
-  /** Shows a message of the user anew when {@code view} is a newer revision of it or it is newly deleted. */
-  private void revise(Mine message, MessageView view, boolean deleted) {
-    boolean newer = view.revision() > message.view.revision();
-    if (!newer && (!deleted || message.deleted)) {
-      return;
-    }
-    if (newer) {
-      message.view = view;
-    }
-    message.deleted |= deleted;
-    show(message);
+    return message;
   }
 
   /** {@code /history}: the newest {@code count} messages again, as {@code client history} prints them. */
@@ -272,7 +234,7 @@ final class ChatConversation {
 
   /** The texts of the messages not yet answered, for the user to see what may not have arrived. */
   List<String> unansweredTexts() {
-    return unanswered.keySet().stream().map(key -> quote(mine.get(key) == null ? key : mine.get(key).view.text()))
+    return unanswered.keySet().stream().map(key -> quote(mine.view(key) == null ? key : mine.view(key).text()))
         .toList();
   }
 
@@ -290,15 +252,15 @@ final class ChatConversation {
   private void answered(String baseKey, AsyncResult<JsonNode> answer) {
     if (answer.succeeded()) {
       unanswered.remove(baseKey);
-      update(baseKey, Tick.of(answer.result().path("deliveryState").asText(), false));
+      mine.tick(baseKey, Tick.of(answer.result().path("deliveryState").asText(), false));
       return;
     }
     if (!(answer.cause() instanceof ShineClientException refused) || refused.status() == 0) {
       return; // no answer from the server: sent again, as the same signed bytes, once the session is back
     }
     unanswered.remove(baseKey);
-    Mine message = mine.get(baseKey);
-    screen.print("-- not sent: " + (message == null ? baseKey : quote(message.view.text())) + ": "
+    MessageView message = mine.view(baseKey);
+    screen.print("-- not sent: " + (message == null ? baseKey : quote(message.text())) + ": "
         + reason(answer.cause()));
   }
 
@@ -322,23 +284,16 @@ final class ChatConversation {
       case "OutgoingDirectMessage" -> {
         MessageView view = MessageView.of(payload.path("blobB64").asText(), verdict);
         if (view != null && view.to().equals(peer) && !flag(view, payload.path("messageKey").asText())) {
-          Tick tick = Tick.of(payload.path("deliveryState").asText(), false);
-          Mine known = mine.get(view.baseKey());
-          if (known == null) {
-            Mine added = new Mine(-1, view, tick);
-            added.line = screen.print(ownLine(added));
-            mine.put(view.baseKey(), added);
-          } else {
-            revise(known, view, false); // an edit made in another session of the user
-          }
+          // new, or an edit made in another session of the user
+          mine.reported(view, Tick.of(payload.path("deliveryState").asText(), false), false);
         }
       }
-      case "DmDeliveryStateChanged" -> update(payload.path("baseKey").asText(),
+      case "DmDeliveryStateChanged" -> mine.tick(payload.path("baseKey").asText(),
           Tick.of(payload.path("deliveryState").asText(), false));
       case "DmReadReceipt" -> {
         if (verdict.trusted()) {
-          update(payload.path("baseKey").asText(), Tick.READ);
-        } else if (mine.containsKey(payload.path("baseKey").asText())
+          mine.tick(payload.path("baseKey").asText(), Tick.READ);
+        } else if (mine.contains(payload.path("baseKey").asText())
             && flagged.putIfAbsent("receipt|" + payload.path("baseKey").asText(), true) == null) {
           screen.print("-- " + MessageView.notVerified(verdict.reason(), screen.terminal()) + " a read receipt for "
               + payload.path("baseKey").asText());
@@ -359,48 +314,11 @@ final class ChatConversation {
     }
   }
 
-  private void update(String baseKey, Tick reported) {
-    Mine message = mine.get(baseKey);
-    if (message == null) {
-      return;
-    }
-    Tick next = message.tick.then(reported);
-    if (next == message.tick) {
-      return;
-    }
-    message.tick = next;
-    show(message);
-  }
-
-  /** Prints a message of the user, or redraws its line. */
-  private void show(Mine message) {
-    if (message.line < 0) {
-      message.line = screen.print(ownLine(message));
-    } else {
-      screen.redraw(message.line, ownLine(message));
-    }
-  }
-
   private void sendReceipt(String baseKey) {
     if (receipted.putIfAbsent(baseKey, true) != null) {
       return;
     }
     client.get().sendReadReceipt(ShineClient.signReceipt(user.login(), user.key(), peer, baseKey,
         System.currentTimeMillis())).onFailure(failure -> offer.accept(() -> receipted.remove(baseKey)));
-  }
-
-  /** A line of the user's: the message and its tick; a deleted message shows only that it was deleted. */
-  private String ownLine(Mine message) {
-    String line = message.view.chatLine(message.deleted, screen.terminal());
-    return message.deleted ? line : line + "  " + message.tick.render(screen.terminal());
-  }
-
-  private static <V> Map<String, V> bounded() {
-    return new LinkedHashMap<>(16, 0.75f, false) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
-        return size() > TRACKED;
-      }
-    };
   }
 }
