@@ -84,8 +84,7 @@ class ChatIT {
 
       // WHEN bob reads it, THEN two ticks
       ShineClient bobOnS2 = world.session(bob, back);
-      JsonNode message = bobOnS2.request("GetDirectMessages", ShineClient.object().put("peer", "alice")).await()
-          .at("/messages/0");
+      JsonNode message = messages(bobOnS2, "alice").path(0);
       bobOnS2.sendReadReceipt(ShineClient.signReceipt("bob", bob.key(), "alice", message.get("baseKey").asText(),
           System.currentTimeMillis())).await();
       Eventually.until("two ticks", 15_000, () -> chat.out().contains("alice: are you there?  " + DOUBLE_TICK));
@@ -132,8 +131,7 @@ class ChatIT {
       chat.type("hello from the chat");
       Eventually.until("delivered", 10_000, () -> chat.out().contains("alice: hello from the chat  [✓ delivered]"));
       assertThat(chat.out()).doesNotContain("\u001b[");
-      JsonNode sent = bobSession.request("GetDirectMessages", ShineClient.object().put("peer", "alice")).await()
-          .at("/messages/0");
+      JsonNode sent = messages(bobSession, "alice").path(0);
       bobSession.sendReadReceipt(ShineClient.signReceipt("bob", bob.key(), "alice", sent.get("baseKey").asText(),
           System.currentTimeMillis())).await();
       Eventually.until("read", 10_000, () -> chat.out().contains("alice: hello from the chat  [✓✓ read]"));
@@ -200,8 +198,7 @@ class ChatIT {
       chat.keys(wide + PtyChat.ENTER);
       Eventually.until("a light tick", 20_000, () -> chat.raw().contains(wide + "  " + LIGHT_TICK));
       ShineClient bobSession = world.session(bob, s1);
-      JsonNode sent = bobSession.request("GetDirectMessages", ShineClient.object().put("peer", "alice")).await()
-          .at("/messages/0");
+      JsonNode sent = messages(bobSession, "alice").path(0);
       bobSession.sendReadReceipt(ShineClient.signReceipt("bob", bob.key(), "alice", sent.get("baseKey").asText(),
           System.currentTimeMillis())).await();
 
@@ -214,8 +211,7 @@ class ChatIT {
       // WHEN alice asks for help, THEN the chat answers and bob gets nothing
       chat.keys("/help" + PtyChat.ENTER);
       Eventually.until("the help", 20_000, () -> chat.joined().contains("/edit [N] TEXT"));
-      assertThat(bobSession.request("GetDirectMessages", ShineClient.object().put("peer", "alice")).await()
-          .path("messages")).hasSize(1);
+      assertThat(messages(bobSession, "alice")).hasSize(1);
 
       chat.keys("/quit" + PtyChat.ENTER);
       assertThat(chat.exitCode(30)).isZero();
@@ -234,8 +230,7 @@ class ChatIT {
       chat.keys("last words" + PtyChat.ENTER + PtyChat.CTRL_C);
       assertThat(chat.exitCode(60)).as(chat.screen()).isZero();
     }
-    JsonNode messages = world.session(bob, s1).request("GetDirectMessages", ShineClient.object()
-        .put("peer", "alice")).await().path("messages");
+    JsonNode messages = messages(world.session(bob, s1), "alice");
     assertThat(messages).hasSize(1);
     assertThat(MessageView.textOf(messages.get(0).path("blobB64").asText())).isEqualTo("last words");
 
@@ -244,8 +239,7 @@ class ChatIT {
       assertThat(chat.exitCode(60)).as(chat.screen()).isZero();
       assertThat(chat.screen()).contains("-- not sent (Enter was not pressed): \"half a thought\"");
     }
-    assertThat(world.session(bob, s1).request("GetDirectMessages", ShineClient.object().put("peer", "alice"))
-        .await().path("messages")).hasSize(1);
+    assertThat(messages(world.session(bob, s1), "alice")).hasSize(1);
   }
 
   @Test
@@ -265,8 +259,7 @@ class ChatIT {
       chat.keys("/quit" + PtyChat.ENTER);
       assertThat(chat.exitCode(30)).isZero();
     }
-    assertThat(world.session(bob, s1).request("GetDirectMessages", ShineClient.object().put("peer", "alice"))
-        .await().path("messages")).hasSize(1);
+    assertThat(messages(world.session(bob, s1), "alice")).hasSize(1);
   }
 
   @Test
@@ -292,12 +285,10 @@ class ChatIT {
 
       // THEN bob has the new text, and alice's copy of the first is deleted
       // (both were typed within one millisecond or two: found by their text, not by their order)
-      Eventually.until("bob has the edit", 20_000, () -> java.util.stream.StreamSupport.stream(bobSession.request(
-          "GetDirectMessages", ShineClient.object().put("peer", "alice")).await().path("messages").spliterator(), false)
-          .anyMatch(m -> m.path("revision").asInt() == 1
+      Eventually.until("bob has the edit", 20_000, () -> java.util.stream.StreamSupport.stream(
+          messages(bobSession, "alice").spliterator(), false).anyMatch(m -> m.path("revision").asInt() == 1
               && MessageView.textOf(m.path("blobB64").asText()).equals("second, corrected")));
-      JsonNode mine = world.session(alice, s1).request("GetDirectMessages", ShineClient.object().put("peer", "bob"))
-          .await().path("messages");
+      JsonNode mine = messages(world.session(alice, s1), "bob");
       assertThat(mine).hasSize(2);
       for (JsonNode entry : mine) {
         boolean first = entry.path("revision").asInt() == 0;
@@ -320,8 +311,7 @@ class ChatIT {
       Eventually.until("the slash line", 10_000, () -> chat.out().contains("alice: /slash at the start  [✓"));
       assertThat(chat.out()).contains("-- /shrug is not a command (/help lists them; //shrug sends it as a message)",
           "-- /quit ");
-      assertThat(bobSession.request("GetDirectMessages", ShineClient.object().put("peer", "alice")).await()
-          .path("messages")).hasSize(3);
+      assertThat(messages(bobSession, "alice")).hasSize(3);
     }
   }
 
@@ -338,8 +328,7 @@ class ChatIT {
     chat.type("just before leaving");
     chat.close();
     assertThat(chat.exitCode()).isZero();
-    JsonNode messages = world.session(bob, s1).request("GetDirectMessages", ShineClient.object()
-        .put("peer", "alice")).await().path("messages");
+    JsonNode messages = messages(world.session(bob, s1), "alice");
     assertThat(messages).hasSize(1);
 
     Cli.Running unanswered = Cli.start("client", "chat", "--key", key, "--server", s1.url(), "--peer", "bob");
@@ -361,6 +350,11 @@ class ChatIT {
     Eventually.until("the prompt", 60_000, () -> chat.screen().contains("-- chat with bob")
         && chat.screen().lines().anyMatch(line -> line.startsWith(">")));
     return chat;
+  }
+
+  /** The newest page of {@code session}'s history with {@code peer}, newest first. */
+  private static JsonNode messages(ShineClient session, String peer) {
+    return session.request("GetDirectMessages", ShineClient.object().put("peer", peer)).await().path("messages");
   }
 
   private static int occurrences(String text, String part) {

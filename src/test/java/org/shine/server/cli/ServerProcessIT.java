@@ -40,26 +40,24 @@ class ServerProcessIT {
   @Test
   @DisplayName("SIGTERM while the server starts waits for the start, drains and exits 0")
   void signalWhileStarting(Vertx vertx) throws Exception {
-    try (TestDatabase db = TestDatabase.create(vertx)) {
-      Process server = start(db);
-      Eventually.until("the start begins", 60_000, () -> log().contains("starting s1:"));
-      server.destroy();
-      assertThat(server.waitFor(90, TimeUnit.SECONDS)).isTrue();
-      assertThat(server.exitValue()).as(log()).isZero();
-      assertThat(log()).contains("shutting down: draining", "stopped");
-    }
+    signalDrains(vertx, "starting s1:");
   }
 
   @Test
   @DisplayName("SIGTERM as soon as the server is up drains and exits 0")
   void signalJustAfterUp(Vertx vertx) throws Exception {
+    signalDrains(vertx, "server s1 is up");
+  }
+
+  /** Starts a server, sends it SIGTERM as soon as its log shows {@code line}: it drains and exits 0. */
+  private void signalDrains(Vertx vertx, String line) throws Exception {
     try (TestDatabase db = TestDatabase.create(vertx)) {
       Process server = start(db);
-      Eventually.until("it is up", 90_000, () -> log().contains("server s1 is up"));
+      Eventually.until("the log line " + line, 90_000, () -> log().contains(line));
       server.destroy();
       assertThat(server.waitFor(90, TimeUnit.SECONDS)).isTrue();
       assertThat(server.exitValue()).as(log()).isZero();
-      assertThat(log()).contains("stopped");
+      assertThat(log()).contains("shutting down: draining", "stopped");
     }
   }
 

@@ -36,13 +36,7 @@ class ShineCliTest {
   @DisplayName("every command's line in its parent's list is a whole sentence (the list shows only the first line of a"
       + " description), and the chat's help names every tick, the pending one too")
   void commandSummariesAreWholeSentences() {
-    CommandLine root = ShineCli.commandLine(new CliContext(InputStream.nullInputStream(),
-        new PrintStream(OutputStream.nullOutputStream()), new PrintStream(OutputStream.nullOutputStream()), Map.of(),
-        false));
-    List<CommandLine> all = new ArrayList<>(List.of(root));
-    for (int i = 0; i < all.size(); i++) {
-      all.addAll(all.get(i).getSubcommands().values());
-    }
+    List<CommandLine> all = allCommands();
     for (CommandLine command : all) {
       String[] description = command.getCommandSpec().usageMessage().description();
       if (description.length > 0 && !command.getCommandName().equals("help")) {
@@ -57,13 +51,7 @@ class ShineCliTest {
   @DisplayName("every command and subcommand answers --help with its usage and exit code 0 (an option of its own"
       + " named like a standard one, as register's card version once was, takes --help away)")
   void everyCommandHasHelp() {
-    CommandLine root = ShineCli.commandLine(new CliContext(InputStream.nullInputStream(),
-        new PrintStream(OutputStream.nullOutputStream()), new PrintStream(OutputStream.nullOutputStream()), Map.of(),
-        false));
-    List<CommandLine> all = new ArrayList<>(List.of(root));
-    for (int i = 0; i < all.size(); i++) {
-      all.addAll(all.get(i).getSubcommands().values());
-    }
+    List<CommandLine> all = allCommands();
     assertThat(all).hasSizeGreaterThan(20);
     for (CommandLine command : all) {
       if (command.getCommandName().equals("help")) {
@@ -161,5 +149,17 @@ class ShineCliTest {
     assertThat(Tick.ACCEPTED.render(false)).isEqualTo("[✓ accepted]");
     assertThat(Tick.FAILED.render(false)).isEqualTo("[! not delivered]");
     assertThat(Tick.FAILED.render(true)).isEqualTo("\u001b[31m! not delivered\u001b[0m");
+  }
+
+  /** The command tree, the root and every command under it. */
+  private static List<CommandLine> allCommands() {
+    CommandLine root = ShineCli.commandLine(new CliContext(InputStream.nullInputStream(),
+        new PrintStream(OutputStream.nullOutputStream()), new PrintStream(OutputStream.nullOutputStream()), Map.of(),
+        false));
+    List<CommandLine> all = new ArrayList<>(List.of(root));
+    for (int i = 0; i < all.size(); i++) {
+      all.addAll(all.get(i).getSubcommands().values());
+    }
+    return all;
   }
 }
