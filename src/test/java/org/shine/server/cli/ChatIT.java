@@ -323,9 +323,13 @@ class ChatIT {
     TestUser alice = world.user("alice", s1);
     TestUser bob = world.user("bob", s1);
     String key = write(alice).toString();
-    Cli.Running chat = Cli.start("client", "chat", "--key", key, "--server", s1.url(), "--peer", "bob");
+    // --terminal prints the line as soon as the chat has taken it, before the server answers: the stop comes then,
+    // not at a moment left to luck (a pipe gives no other sign that the line was read)
+    Cli.Running chat = Cli.start("client", "chat", "--key", key, "--server", s1.url(), "--peer", "bob",
+        "--terminal");
     Eventually.until("the chat is open", 10_000, () -> chat.out().contains("-- chat with bob"));
     chat.type("just before leaving");
+    Eventually.until("the chat took the line", 10_000, () -> chat.out().contains("alice: just before leaving"));
     chat.close();
     assertThat(chat.exitCode()).isZero();
     JsonNode messages = messages(world.session(bob, s1), "alice");
