@@ -7,6 +7,21 @@ public final class Addresses {
   public static final String DIRECTORY_PUBLISH = "directory.publish";
   /** Directory: read a user card ({@code String login} → {@code CardResult}). */
   public static final String DIRECTORY_GET = "directory.get";
+  /**
+   * Directory: the cards accepted for a login after a place in its order of cards ({@code ChainQuery} →
+   * {@code CardChain}; GetUserCard with {@code since…}, PROTOCOL §4 v3).
+   */
+  public static final String DIRECTORY_CHAIN = "directory.chain";
+  /**
+   * Sent on the node that accepted a card revoking keys ({@code KeysRevoked}): the accepted deliveries those keys
+   * signed fail ({@code KEY_REVOKED}) and their hub token families end (PROTOCOL §4 v3).
+   */
+  public static final String KEYS_REVOKED = "directory.keys-revoked";
+  /**
+   * Header of a message published on {@link #userEvents} with an empty body when a card revoked keys of that user:
+   * the comma-separated keys; a session logged in with one of them is closed (PROTOCOL §4 v3).
+   */
+  public static final String REVOKED_KEYS_HEADER = "shine-revoked-keys";
   /** Sent (to one directory instance of the node) with a peer URL just connected: re-announce served cards. */
   public static final String DIRECTORY_REANNOUNCE = "directory.reannounce";
   /** Published (cluster-wide) with the login whose card changed, so caches drop it. */

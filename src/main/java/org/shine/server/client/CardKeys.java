@@ -7,13 +7,13 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.shine.server.dm.CardText;
 import org.shine.server.dm.Ed25519Signer;
 
 /**
  * The keys a user's card lets sign containers, read from the card JSON a server serves (PROTOCOL §4). A client reads
- * keys from a card here and nowhere else, so that v3 cards (several device keys, rotation) are added in this one
- * place. Today: a v1 card's one {@code publicKeyB64}, once the card names the login asked for and its own signature
- * verifies with that key.
+ * keys from a card here and nowhere else: a v1 card's one {@code publicKeyB64}, or a v3 card's device and retired
+ * keys, once the card names the login asked for and its own signature verifies.
  */
 public final class CardKeys {
   private CardKeys() {
@@ -21,7 +21,9 @@ public final class CardKeys {
 
   /**
    * The keys of {@code login}'s card, or none with the problem in words a user reads. Verifies the card's signature:
-   * CPU work for a worker thread.
+   * CPU work for a worker thread. A v3 card (PROTOCOL §4 v3) must be signed by one of its device keys, its recovery
+   * key or a key it retired (a rotation signed by the retiring device); its messages verify with its device keys and
+   * its retired keys (history written before a rotation), never with a revoked key.
    */
   public static Keys of(String login, JsonNode card) {
     Objects.requireNonNull(login);
@@ -29,7 +31,7 @@ public final class CardKeys {
       return Keys.unusable(login, "the card served for " + login + " is not " + login + "'s");
     }
     if (!card.has("publicKeyB64") && card.has("keys")) {
-      return Keys.unusable(login, login + "'s card is of a newer format (several keys) this client does not read yet");
+      return v3(login, card);
     }
     byte[] publicKey;
     byte[] signature;
@@ -43,17 +45,61 @@ public final class CardKeys {
         || !card.path("version").canConvertToExactIntegral() || !card.path("accessServers").isArray()) {
       return Keys.unusable(login, login + "'s card is malformed");
     }
-    List<Map.Entry<String, String>> routes = new ArrayList<>();
-    for (JsonNode route : card.get("accessServers")) {
-      routes.add(Map.entry(route.path("serverLogin").asText(), route.path("url").asText()));
-    }
-    byte[] signed = signedText(login, card.get("publicKeyB64").asText(), card.get("version").asLong(), routes)
-        .getBytes(StandardCharsets.UTF_8);
+    byte[] signed = signedText(login, card.get("publicKeyB64").asText(), card.get("version").asLong(),
+        routes(card)).getBytes(StandardCharsets.UTF_8);
     Ed25519Signer.PublicKey key = Ed25519Signer.publicKey(publicKey);
     if (!key.verify(signed, 0, signed.length, signature, 0)) {
       return Keys.unusable(login, login + "'s card is not signed by its key");
     }
     return new Keys(login, List.of(key), null);
+  }
+
+  private static Keys v3(String login, JsonNode card) {
+    try {
+      List<String> devices = new ArrayList<>();
+      card.get("keys").forEach(key -> devices.add(text(key.get("publicKeyB64"))));
+      String recovery = card.hasNonNull("recoveryKeyB64") ? text(card.get("recoveryKeyB64")) : null;
+      String encryption = card.hasNonNull("encryptionKeyB64") ? text(card.get("encryptionKeyB64")) : null;
+      List<Map.Entry<String, Long>> retired = new ArrayList<>();
+      card.path("retiredKeys").forEach(key -> retired.add(Map.entry(text(key.get("publicKeyB64")),
+          key.get("retiredAtMs").longValue())));
+      List<String> revoked = new ArrayList<>();
+      card.path("revokedKeysB64").forEach(key -> revoked.add(text(key)));
+      String signer = text(card.get("signerKeyB64"));
+      byte[] signature = Base64.getDecoder().decode(text(card.get("signatureB64")));
+      boolean ownSigner = devices.contains(signer) || signer.equals(recovery)
+          || retired.stream().anyMatch(entry -> entry.getKey().equals(signer));
+      if (devices.isEmpty() || !ownSigner || signature.length != Ed25519Signer.SIGNATURE_SIZE) {
+        return Keys.unusable(login, login + "'s card is malformed");
+      }
+      byte[] signed = CardText.v3(login, card.get("epoch").longValue(), card.get("version").longValue(), devices,
+          recovery, encryption, retired, revoked, routes(card));
+      if (!Ed25519Signer.verify(Base64.getDecoder().decode(signer), signed, signature)) {
+        return Keys.unusable(login, login + "'s card is not signed by its key");
+      }
+      List<Ed25519Signer.PublicKey> keys = new ArrayList<>();
+      devices.forEach(key -> keys.add(Ed25519Signer.publicKey(Base64.getDecoder().decode(key))));
+      retired.forEach(entry -> keys.add(Ed25519Signer.publicKey(Base64.getDecoder().decode(entry.getKey()))));
+      return new Keys(login, keys, null);
+    } catch (RuntimeException e) {
+      return Keys.unusable(login, login + "'s card is malformed");
+    }
+  }
+
+  /** A required text field (a missing one is a malformed card). */
+  private static String text(JsonNode node) {
+    if (node == null || !node.isTextual()) {
+      throw new IllegalArgumentException("not a string");
+    }
+    return node.asText();
+  }
+
+  private static List<Map.Entry<String, String>> routes(JsonNode card) {
+    List<Map.Entry<String, String>> routes = new ArrayList<>();
+    for (JsonNode route : card.get("accessServers")) {
+      routes.add(Map.entry(route.path("serverLogin").asText(), route.path("url").asText()));
+    }
+    return routes;
   }
 
   /** The text a v1 card is signed over: {@code SHiNE_CARD|login|publicKeyB64|version|s1=url1|s2=url2}. */

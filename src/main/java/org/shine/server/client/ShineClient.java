@@ -154,14 +154,26 @@ public final class ShineClient {
     return socket.close().eventually(wsClient::close);
   }
 
-  /** AuthChallenge + AuthLogin with the key file's key. */
+  /** AuthChallenge + AuthLogin with the key file's key (the server tries each current key of the card). */
   public Future<JsonNode> login(String login, KeyFile key) {
+    return login(login, key, false);
+  }
+
+  /**
+   * AuthChallenge + AuthLogin with the key file's key; {@code nameDevice}: the login names the key as the device's
+   * ({@code publicKeyB64}, PROTOCOL §4 v3), so the server checks that key alone.
+   */
+  public Future<JsonNode> login(String login, KeyFile key, boolean nameDevice) {
     return request("AuthChallenge", object().put("login", login)).compose(challenge -> {
       String signed = "SHiNE_AUTH|" + challenge.get("serverLogin").asText() + "|"
           + challenge.get("challengeB64").asText();
       byte[] signature = Ed25519Signer.sign(key.privateKey(), signed.getBytes(StandardCharsets.UTF_8));
-      return request("AuthLogin", object().put("login", login)
-          .put("signatureB64", Base64.getEncoder().encodeToString(signature)));
+      ObjectNode payload = object().put("login", login)
+          .put("signatureB64", Base64.getEncoder().encodeToString(signature));
+      if (nameDevice) {
+        payload.put("publicKeyB64", key.publicKeyB64());
+      }
+      return request("AuthLogin", payload);
     });
   }
 

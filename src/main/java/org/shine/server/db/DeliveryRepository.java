@@ -102,6 +102,18 @@ public final class DeliveryRepository {
   private static final String LATEST_ROW =
       "SELECT revision, state FROM dm_delivery WHERE owner = $1 AND base_key = $2 ORDER BY revision DESC LIMIT 1";
 
+  /*
+   * A sender's accepted rows with what was signed: the recipient's copy of a message (or the receipt), for the check
+   * of which a revoked key signed (PROTOCOL §4 v3). Accepted rows are few per sender (quotas, §13): the partial index
+   * of due rows holds them.
+   */
+  private static final String ACCEPTED_OF_OWNER =
+      "SELECT d.base_key, d.revision, d.row_version, d.attempts,"
+          + " COALESCE((SELECT m.pair_blob FROM dm_message m WHERE m.owner = d.owner AND m.base_key = d.base_key"
+          + " AND m.revision = d.revision), (SELECT s.blob FROM dm_signal s WHERE s.owner = d.owner"
+          + " AND s.signal_key = d.base_key || '|3')) AS signed_blob"
+          + " FROM dm_delivery d WHERE d.owner = $1 AND d.state = 'accepted' LIMIT $2";
+
   private final Pool pool;
 
   public DeliveryRepository(Pool pool) {
@@ -132,6 +144,21 @@ public final class DeliveryRepository {
           row.getLong("next_attempt_at_ms"), pair == null ? null : pair.getBytes()));
     }
     return claimed;
+  }
+
+  /** Up to {@code limit} accepted rows of {@code owner}, each with the blob its author signed. */
+  public Future<List<AcceptedRow>> acceptedOf(String owner, int limit) {
+    return pool.preparedQuery(ACCEPTED_OF_OWNER).execute(Tuple.of(owner, limit)).map(rows -> {
+      List<AcceptedRow> accepted = new ArrayList<>(rows.size());
+      for (Row row : rows) {
+        Buffer blob = row.getBuffer("signed_blob");
+        if (blob != null) {
+          accepted.add(new AcceptedRow(new RowKey(row.getString("base_key"), row.getLong("revision")),
+              row.getLong("row_version"), row.getInteger("attempts"), blob.getBytes()));
+        }
+      }
+      return accepted;
+    });
   }
 
   /**
@@ -228,6 +255,10 @@ public final class DeliveryRepository {
    * the next attempt time ({@code null} for a terminal state) and the hub entry of the state change (the sender
    * polls and is owed the change), or null.
    */
+  /** An accepted delivery row (its key, version and attempts) and the blob its author signed. */
+  public record AcceptedRow(RowKey key, long rowVersion, int attempts, byte[] signedBlob) {
+  }
+
   public record AttemptResult(RowKey key, long claimedVersion, DeliveryState state, int attempts,
       Long nextAttemptAtMs, HubEntry hub) {
 

@@ -71,7 +71,14 @@ public final class HubRepository {
   private static final String EXPIRE =
       "WITH queue AS (DELETE FROM hub_queue WHERE created_at_ms < $1),"
           + " tokens AS (DELETE FROM hub_token WHERE expires_at_ms < $2),"
-          + " challenges AS (DELETE FROM hub_challenge WHERE expires_at_ms < $2) SELECT 1";
+          + " challenges AS (DELETE FROM hub_challenge WHERE expires_at_ms < $2),"
+          + " keys AS (DELETE FROM hub_token_family_key f WHERE NOT EXISTS (SELECT 1 FROM hub_token t"
+          + " WHERE t.family = f.family AND t.expires_at_ms >= $2)) SELECT 1";
+  private static final String SAVE_FAMILY_KEY =
+      "INSERT INTO hub_token_family_key (family, login, device_key) VALUES ($1, $2, $3)";
+  private static final String REVOKE_KEY_FAMILIES =
+      "UPDATE hub_token SET revoked = true WHERE family IN (SELECT family FROM hub_token_family_key"
+          + " WHERE login = $1 AND device_key = ANY($2)) AND NOT revoked";
 
   private final Pool pool;
 
@@ -97,6 +104,17 @@ public final class HubRepository {
         Buffer.buffer(pair.refreshHash()), pair.login(), pair.family(), pair.accessExpiresAtMs(),
         pair.refreshExpiresAtMs(), pair.createdAtMs(), pair.parentHash() == null ? null
             : Buffer.buffer(pair.parentHash()), pair.parentHash() == null ? null : pair.createdAtMs())).mapEmpty();
+  }
+
+  /** Notes the device key (base64) that started token family {@code family} of {@code login}. */
+  public Future<Void> saveFamilyKey(String family, String login, String deviceKeyB64) {
+    return pool.preparedQuery(SAVE_FAMILY_KEY).execute(Tuple.of(family, login, deviceKeyB64)).mapEmpty();
+  }
+
+  /** Revokes every token of the families that {@code login}'s keys {@code keysB64} started; answers how many. */
+  public Future<Integer> revokeKeyFamilies(String login, List<String> keysB64) {
+    return pool.preparedQuery(REVOKE_KEY_FAMILIES).execute(Tuple.of(login, keysB64.toArray(new String[0])))
+        .map(rows -> rows.rowCount());
   }
 
   public Future<Optional<StoredToken>> findToken(byte[] hash) {

@@ -12,7 +12,7 @@ import java.util.function.Supplier;
 import org.shine.server.db.DmRepository;
 import org.shine.server.db.MicroBatcher;
 import org.shine.server.dm.DmContainer;
-import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.dm.KeyRing;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.model.CopyKey;
 import org.shine.server.model.CopyWrite;
@@ -33,13 +33,15 @@ final class CopyStore {
   private final DmRepository messages;
   private final Clock clock;
   private final SignatureVerifier verifier;
+  private final SignerCheck signers;
   private final MicroBatcher<CopyKey, Optional<StoredCopy>> lookups;
   private final MicroBatcher<List<CopyWrite>, Set<CopyKey>> writes;
 
-  CopyStore(DmRepository messages, Clock clock, SignatureVerifier verifier, int queueCapacity) {
+  CopyStore(DmRepository messages, Clock clock, SignatureVerifier verifier, SignerCheck signers, int queueCapacity) {
     this.messages = Objects.requireNonNull(messages);
     this.clock = Objects.requireNonNull(clock);
     this.verifier = Objects.requireNonNull(verifier);
+    this.signers = Objects.requireNonNull(signers);
     this.lookups = new MicroBatcher<>(this::lookupBatch, key -> key, MAX_BATCH, CONCURRENT_BATCHES, queueCapacity);
     this.writes = new MicroBatcher<>(this::writeBatch, copies -> copies.get(0).key().baseKey(), MAX_BATCH,
         CONCURRENT_BATCHES, queueCapacity);
@@ -47,12 +49,13 @@ final class CopyStore {
 
   /**
    * Stores {@code copies} (the first is the owner's copy {@code primary}, with bytes {@code primaryBlob} and, for
-   * an outgoing copy, {@code primaryPairBlob}) after verifying {@code signed} with {@code authorKey}. What is not an
-   * identical repeat must first pass {@code checkNew} (it throws a {@link ProtocolException} to refuse). The copies
-   * are made only when they are written (a repeat builds no hub entry).
+   * an outgoing copy, {@code primaryPairBlob}) after checking {@code signed} against {@code authorKeys} ({@link
+   * SignerCheck}; {@code authorsServer}: it came on a server session of the author's or the owner's servers). What is
+   * not an identical repeat must first pass {@code checkNew} (it throws a {@link ProtocolException} to refuse). The
+   * copies are made only when they are written (a repeat builds no hub entry).
    */
   Future<StoreOutcome> store(CopyKey primary, long revision, byte[] primaryBlob, byte[] primaryPairBlob,
-      List<DmContainer> signed, Ed25519Signer.PublicKey authorKey, Supplier<List<CopyWrite>> copies,
+      List<DmContainer> signed, KeyRing authorKeys, boolean authorsServer, Supplier<List<CopyWrite>> copies,
       Runnable checkNew) {
     return lookups.submit(primary).compose(stored -> {
       Optional<StoreOutcome> answered = answerFromStored(primary, revision, primaryBlob, primaryPairBlob, stored);
@@ -60,7 +63,7 @@ final class CopyStore {
         return Future.succeededFuture(answered.get());
       }
       checkNew.run();
-      return verify(signed, authorKey).compose(v -> writes.submit(copies.get())).compose(written -> {
+      return verify(signed, authorKeys, authorsServer).compose(v -> writes.submit(copies.get())).compose(written -> {
         if (written.contains(primary)) {
           return Future.succeededFuture(StoreOutcome.stored(written));
         }
@@ -89,10 +92,11 @@ final class CopyStore {
     return Optional.of(StoreOutcome.alreadyStored(copy.deliveryState()));
   }
 
-  private Future<Void> verify(List<DmContainer> signed, Ed25519Signer.PublicKey authorKey) {
-    return verifier.verifyAll(signed, authorKey)
-        .compose(valid -> valid ? Future.succeededFuture() : Future.failedFuture(
-            ProtocolErrors.badContainerSignature("a container signature", signed.get(0).from())));
+  private Future<Void> verify(List<DmContainer> signed, KeyRing authorKeys, boolean authorsServer) {
+    return verifier.match(signed, authorKeys).map(match -> {
+      signers.check(match, signed.get(0), authorsServer);
+      return null;
+    });
   }
 
   private Future<List<Optional<StoredCopy>>> lookupBatch(List<CopyKey> keys) {

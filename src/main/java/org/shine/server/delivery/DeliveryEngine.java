@@ -189,8 +189,9 @@ public final class DeliveryEngine {
       return Future.failedFuture(new IllegalStateException("stored incoming copy does not parse", e));
     }
     if (task.receipt()) {
+      // the reader's own receipt, stored here when it was accepted: its signer is checked as a server's would be
       return directory.require(task.sender()).compose(reader -> signals.store(task.recipient(), incoming,
-          reader.verifier(), false, null, 0, () -> { })).mapEmpty();
+          reader.keys(), true, false, null, 0, () -> { })).mapEmpty();
     }
     CopyKey key = new CopyKey(task.recipient(), task.baseKey());
     return copies.writeVerified(List.of(CopyWrite.incoming(key, task.sender(), incoming.createdAtMs(),

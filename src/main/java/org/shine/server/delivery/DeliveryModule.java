@@ -46,10 +46,11 @@ final class DeliveryModule {
     this.frames = new Frames(Json.MAPPER);
     this.events = new Events(vertx, frames, services.subscribers());
     this.skew = new ClockSkew(services.clock(), services.config().delivery().maxClockSkewMs());
-    this.copies = new CopyStore(services.messages(), services.clock(), services.verifier(),
-        services.config().delivery().queueCapacity());
-    this.signals = new SignalStore(services.signals(), events, services.clock(), services.verifier());
     AppConfig.Delivery delivery = services.config().delivery();
+    SignerCheck signers = new SignerCheck(services.clock(), delivery.lastPointMs() + delivery.maxClockSkewMs());
+    this.copies = new CopyStore(services.messages(), services.clock(), services.verifier(), signers,
+        delivery.queueCapacity());
+    this.signals = new SignalStore(services.signals(), events, services.clock(), services.verifier(), signers);
     this.schedule = new DeliverySchedule(delivery.scheduleMs(), delivery.askSiblingFromAttempt());
     this.intake = new PairIntake(services.config(), services.directory()::require, copies, services.engine(),
         services.clock(), events, skew,

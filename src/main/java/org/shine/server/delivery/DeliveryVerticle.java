@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Objects;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
+import org.shine.server.directory.DirectoryService;
 import org.shine.server.model.ConversationQuery;
 import org.shine.server.model.HistoryQuery;
 
@@ -42,8 +43,12 @@ public final class DeliveryVerticle extends VerticleBase {
     SignalService signals = new SignalService(module);
     ReceiveService receive = new ReceiveService(services.config(), module.intake, services.deliveries(), signals,
         module.siblingHas);
+    KeyRevocations revocations = new KeyRevocations(services.deliveries(), services.verifier(), module.events,
+        services.clock());
     EventBus bus = vertx.eventBus();
     return Future.all(List.of(
+        BusReplies.<DirectoryService.KeysRevoked, Integer>serve(bus, Addresses.KEYS_REVOKED,
+            revoked -> revocations.failSignedBy(revoked.login(), revoked.keysB64())),
         BusReplies.serve(bus, Addresses.DM_SEND_PAIR, send::send),
         BusReplies.serve(bus, Addresses.DM_HISTORY, this::history),
         BusReplies.serve(bus, Addresses.DM_CONVERSATIONS, this::conversations),

@@ -41,6 +41,15 @@ enum IntakeSource {
     };
   }
 
+  /**
+   * Whether it came on a server session of an access server of its author or of its recipient (a synced item always:
+   * the puller's session is the owner's sibling's), where a retired key of the author still signs (PROTOCOL §4 v3).
+   */
+  boolean fromAuthorsServer(StoredUser author, StoredUser recipient, String sourceServerLogin) {
+    return this == SYNC || (this != CLIENT && sourceServerLogin != null
+        && (author.servedBy(sourceServerLogin) || recipient.servedBy(sourceServerLogin)));
+  }
+
   /** A synced pair gets its delivery row by its age; any other pair is accepted now with a first attempt. */
   boolean plansByAge() {
     return this == SYNC;

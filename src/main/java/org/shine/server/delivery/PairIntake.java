@@ -132,7 +132,8 @@ final class PairIntake {
     };
     List<DmContainer> signed = pair ? List.of(primary, incoming) : List.of(incoming);
     return copies.store(ownerCopy, primary.revision(), primary.bytes(), pair ? incoming.bytes() : null, signed,
-            author.verifier(), writes, arrival.source().clockRule(skew, primary))
+            author.keys(), arrival.source().fromAuthorsServer(author, recipient, arrival.sourceServerLogin()), writes,
+            arrival.source().clockRule(skew, primary))
         .map(outcome -> {
           boolean firstAttempt = plan.attemptReserved() && outcome.wrote(ownerCopy);
           if (plan.attemptReserved() && !firstAttempt) {

@@ -135,7 +135,8 @@ public final class ReceiveService {
       return Future.failedFuture(e);
     }
     if (incoming.kind() == DmKind.READ_RECEIPT || incoming.kind() == DmKind.TOMBSTONE) {
-      return signals.receive(incoming, expectedOwner, source == IntakeSource.SYNC).map(v -> incoming.messageKey());
+      return signals.receive(incoming, expectedOwner, source == IntakeSource.SYNC, sourceServerLogin)
+          .map(v -> incoming.messageKey());
     }
     if (incoming.kind() != DmKind.INCOMING) {
       return Future.failedFuture(ProtocolException.badRequest(ErrorCode.WRONG_KIND,

@@ -52,7 +52,7 @@ public final class SignalService {
     return Future.all(reader, sender).compose(v -> {
       long now = clock.millis();
       boolean reserved = attempts.reserve();
-      return signals.store(receipt.from(), receipt, reader.result().verifier(), false, receipt.baseKey(),
+      return signals.store(receipt.from(), receipt, reader.result().keys(), false, false, receipt.baseKey(),
               reserved ? now + config.delivery().leaseMs() : 0, skew.forSession(receipt), sessionId)
           .onFailure(failure -> {
             if (reserved) {
@@ -83,16 +83,17 @@ public final class SignalService {
     } catch (ProtocolException e) {
       return Future.failedFuture(e);
     }
-    return users.requireUser(login).compose(author -> signals.store(login, tombstone, author.verifier(), false,
+    return users.requireUser(login).compose(author -> signals.store(login, tombstone, author.keys(), false, false,
         null, 0, skew.forSession(tombstone))).map(isNew -> new SignalResult(tombstone.messageKey(), tombstone.ref(), null));
   }
 
   /**
    * A receipt or tombstone arriving from another server ({@code ReceiveIncomingMessage}) or from the owner's
    * sibling by sync ({@code owner} given). A receipt belongs to its recipient (the original sender) when it
-   * arrives by delivery; a tombstone to its author.
+   * arrives by delivery; a tombstone to its author. {@code sourceServerLogin}: the server it came from, when the
+   * gateway trusts that.
    */
-  public Future<Void> receive(DmContainer signal, String owner, boolean synced) {
+  public Future<Void> receive(DmContainer signal, String owner, boolean synced, String sourceServerLogin) {
     try {
       checkRef(signal);
     } catch (ProtocolException e) {
@@ -110,7 +111,9 @@ public final class SignalService {
       if (!holder.result().servedBy(config.serverLogin())) {
         return Future.failedFuture(ProtocolErrors.notAccessServer(config.serverLogin(), effectiveOwner));
       }
-      return signals.store(effectiveOwner, signal, author.result().verifier(), synced, null, 0,
+      boolean authorsServer = synced || (sourceServerLogin != null
+          && (author.result().servedBy(sourceServerLogin) || holder.result().servedBy(sourceServerLogin)));
+      return signals.store(effectiveOwner, signal, author.result().keys(), authorsServer, synced, null, 0,
           skew.forServerOp(signal)).mapEmpty();
     });
   }

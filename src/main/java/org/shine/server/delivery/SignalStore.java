@@ -3,12 +3,13 @@ package org.shine.server.delivery;
 import io.vertx.core.Future;
 import java.time.Clock;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
 import org.shine.server.db.SignalRepository;
 import org.shine.server.db.SignalRepository.Signal;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKind;
-import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.dm.KeyRing;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.model.HubEntry;
 import org.shine.server.protocol.ProtocolErrors;
@@ -25,9 +26,11 @@ final class SignalStore {
   private final Events events;
   private final Clock clock;
   private final SignatureVerifier verifier;
+  private final SignerCheck signers;
 
-  SignalStore(SignalRepository signals, Events events, Clock clock, SignatureVerifier verifier) {
+  SignalStore(SignalRepository signals, Events events, Clock clock, SignatureVerifier verifier, SignerCheck signers) {
     this.verifier = Objects.requireNonNull(verifier);
+    this.signers = Objects.requireNonNull(signers);
     this.signals = Objects.requireNonNull(signals);
     this.events = Objects.requireNonNull(events);
     this.clock = Objects.requireNonNull(clock);
@@ -38,24 +41,22 @@ final class SignalStore {
    * a reader's own receipt. What is not an identical repeat must first pass {@code checkNew}. Answers whether it was
    * new.
    */
-  Future<Boolean> store(String owner, DmContainer container, Ed25519Signer.PublicKey authorKey, boolean synced,
-      String deliverAs, long leaseUntilMs, Runnable checkNew) {
-    return store(owner, container, authorKey, synced, deliverAs, leaseUntilMs, checkNew, null);
+  Future<Boolean> store(String owner, DmContainer container, KeyRing authorKeys, boolean authorsServer,
+      boolean synced, String deliverAs, long leaseUntilMs, Runnable checkNew) {
+    return store(owner, container, authorKeys, authorsServer, synced, deliverAs, leaseUntilMs, checkNew, null);
   }
 
   /** As above; a new receipt stored for its reader is pushed to the reader's sessions but {@code exceptSession}. */
-  Future<Boolean> store(String owner, DmContainer container, Ed25519Signer.PublicKey authorKey, boolean synced,
-      String deliverAs, long leaseUntilMs, Runnable checkNew, String exceptSession) {
+  Future<Boolean> store(String owner, DmContainer container, KeyRing authorKeys, boolean authorsServer,
+      boolean synced, String deliverAs, long leaseUntilMs, Runnable checkNew, String exceptSession) {
     return signals.find(owner, container.messageKey()).compose(existing -> {
       if (existing.isPresent()) {
         return Arrays.equals(existing.get(), container.bytes()) ? Future.succeededFuture(false)
             : Future.failedFuture(ProtocolErrors.contentConflict(container.messageKey()));
       }
       checkNew.run();
-      return verifier.verify(container, authorKey).compose(valid -> {
-        if (!valid) {
-          return Future.failedFuture(ProtocolErrors.badContainerSignature("the signature", container.from()));
-        }
+      return verifier.match(List.of(container), authorKeys).compose(match -> {
+        signers.check(match, container, authorsServer);
         Signal signal = new Signal(container.messageKey(), container.kind().code(), container.from(),
             container.ref(), container.createdAtMs(), container.bytes());
         HubEntry hub = readBySender(owner, container) ? events.readReceiptEntry(owner, container) : null;

@@ -1,16 +1,19 @@
 package org.shine.server.directory;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.SqlConnection;
 import java.net.InetAddress;
 import java.time.Clock;
-import java.util.Arrays;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
@@ -18,12 +21,14 @@ import java.util.Set;
 import org.shine.server.bus.Addresses;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.DirectoryRepository;
+import org.shine.server.db.HubRepository;
 import org.shine.server.db.InviteRepository;
 import org.shine.server.db.ServerKeyRepository;
 import org.shine.server.db.SyncRepository;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.egress.EgressPolicy;
 import org.shine.server.metrics.SignatureOp;
+import org.shine.server.model.KeyHistoryEntry;
 import org.shine.server.model.StoredUser;
 import org.shine.server.model.UserCard;
 import org.shine.server.peer.PeerCalls;
@@ -45,6 +50,8 @@ public final class DirectoryService {
   static final long RELAY_WINDOW_MS = 30L * 24 * 3600 * 1000;
   /** Servers one card is relayed to, at most. */
   static final int MAX_RELAY_TARGETS = 1_000;
+  /** Cards one chain answer holds, at most (a server that missed more asks again from the last one). */
+  static final int MAX_CHAIN = 64;
   private final Vertx vertx;
   private final Pool pool;
   private final DirectoryRepository repository;
@@ -57,6 +64,7 @@ public final class DirectoryService {
   private final ServerKeyRepository servers;
   private final InviteRepository invites;
   private final EgressPolicy egress;
+  private final HubRepository hubTokens;
 
   public DirectoryService(Vertx vertx, DirectoryServices services, ObjectMapper mapper) {
     this.vertx = Objects.requireNonNull(vertx);
@@ -71,27 +79,103 @@ public final class DirectoryService {
     this.outbox = services.outbox();
     this.mapper = Objects.requireNonNull(mapper);
     this.clock = services.clock();
+    this.hubTokens = services.hubTokens();
   }
 
   /**
-   * Verifies (on the worker pool) and stores a card; an identical re-publish is an unchanged success. A route must
-   * keep each serverLogin at its one known URL (PROTOCOL §6a: this server's own, a configured peer's, or the URL
-   * of the first accepted card naming it), else 409 {@code ROUTE_CONFLICT}. A login new here must also pass
-   * {@code directory.registration} ({@link #admit}).
+   * Verifies (on the worker pool) and stores a card by the rules of PROTOCOL §4 ({@link CardRules}); an identical
+   * re-publish is an unchanged success. A route must keep each serverLogin at its one known URL (PROTOCOL §6a: this
+   * server's own, a configured peer's, or the URL of the first accepted card naming it), else 409
+   * {@code ROUTE_CONFLICT}. A login new here must also pass {@code directory.registration} ({@link #admit}). A card
+   * whose signer the stored card cannot place (versions were missed here) makes this server fetch the chain of cards
+   * from the card's routes once and try again; still unplaced, it is 409 {@code CARD_CHAIN_GAP}.
    */
   public Future<PublishResult> publish(PublishCardCommand command) {
+    return publish(command, true);
+  }
+
+  private Future<PublishResult> publish(PublishCardCommand command, boolean mayFetchChain) {
     UserCard card = command.card();
-    byte[] publicKey = Base64.getDecoder().decode(card.publicKeyB64());
+    byte[] signerKey = Base64.getDecoder().decode(card.signerKeyB64());
     byte[] signature = Base64.getDecoder().decode(card.signatureB64());
     try {
       checkConfiguredRoutes(card);
     } catch (ProtocolException e) {
       return Future.failedFuture(e);
     }
-    return verifier.verify(SignatureOp.CARD, publicKey, card.signedBytes(), signature)
-        .compose(valid -> valid ? store(command, publicKey)
-            : Future.failedFuture(ProtocolException.badRequest(ErrorCode.BAD_SIGNATURE,
-                "card signature does not verify with the card's public key")));
+    return verifier.verify(SignatureOp.CARD, signerKey, card.signedBytes(), signature)
+        .compose(valid -> valid ? store(command) : Future.failedFuture(ProtocolException.badRequest(
+            ErrorCode.BAD_SIGNATURE, "card signature does not verify with the card's "
+                + (card.v3() ? "signerKeyB64" : "public key"))))
+        .recover(failure -> {
+          if (!(failure instanceof ChainGap gap)) {
+            return Future.failedFuture(failure);
+          }
+          if (!mayFetchChain) {
+            return Future.failedFuture(chainGap(card));
+          }
+          return fetchChain(command, gap).compose(v -> publish(command, false));
+        });
+  }
+
+  private static ProtocolException chainGap(UserCard card) {
+    return new ProtocolException(Status.CONFLICT, ErrorCode.CARD_CHAIN_GAP, "the card of " + card.login()
+        + " (epoch " + card.epoch() + ", version " + card.version() + ") is signed by a key this server cannot place"
+        + " from the card it holds, and no server served the cards in between: retry later");
+  }
+
+  /**
+   * Asks the card's routes (other than this server), one after the other, for the cards accepted after the stored
+   * one, and publishes each in order as {@code command}'s publisher would (each judged and verified as any card);
+   * completes when one route answered, or none could. For a login new here, the route's current card is asked for.
+   */
+  private Future<Void> fetchChain(PublishCardCommand command, ChainGap gap) {
+    UserCard card = command.card();
+    List<String> urls = new ArrayList<>();
+    card.accessServers().stream().map(UserCard.Route::url).filter(url -> !config.ownUrl(url)).forEach(urls::add);
+    Future<Boolean> chain = Future.succeededFuture(false);
+    for (String url : urls) {
+      chain = chain.compose(done -> done ? Future.succeededFuture(true) : fetchChainFrom(url, command, gap));
+    }
+    return chain.mapEmpty();
+  }
+
+  private Future<Boolean> fetchChainFrom(String url, PublishCardCommand command, ChainGap gap) {
+    String login = command.card().login();
+    ObjectNode payload = mapper.createObjectNode().put("login", login);
+    if (gap.stored() != null) {
+      payload.put("sinceEpoch", gap.stored().epoch()).put("sinceVersion", gap.stored().version());
+    }
+    return peers.call(url, Ops.GET_USER_CARD, payload).compose(answer -> {
+      List<JsonNode> cards = new ArrayList<>();
+      if (answer.path("chain").isArray() && gap.stored() != null) {
+        answer.get("chain").forEach(cards::add);
+      } else if (answer.has("card")) {
+        cards.add(answer.get("card"));
+      }
+      Future<Void> applied = Future.succeededFuture();
+      for (JsonNode node : cards.subList(0, Math.min(cards.size(), MAX_CHAIN))) {
+        applied = applied.compose(v -> {
+          UserCard next;
+          try {
+            next = CardJson.parse(node);
+          } catch (ProtocolException e) {
+            return Future.succeededFuture();
+          }
+          if (!next.login().equals(login)) {
+            return Future.succeededFuture();
+          }
+          return publish(new PublishCardCommand(next, command.publisher(), command.inviteCode()), false)
+              .<Void>mapEmpty().otherwiseEmpty();
+        });
+      }
+      LOG.info("card chain fetched [login: {}, url: {}, cards: {}]", login, LogText.escape(url), cards.size());
+      return applied.map(true);
+    }).otherwise(failure -> {
+      LOG.debug("card chain not fetched [login: {}, url: {}]: {}", login, LogText.escape(url),
+          LogText.escape(String.valueOf(failure.getMessage())));
+      return false;
+    });
   }
 
   /**
@@ -187,50 +271,73 @@ public final class DirectoryService {
     return chain;
   }
 
-  private Future<PublishResult> store(PublishCardCommand command, byte[] publicKey) {
+  private Future<PublishResult> store(PublishCardCommand command) {
     UserCard card = command.card();
     String cardJson = CardJson.render(mapper, card).toString();
-    return pool.withTransaction(conn -> repository.lock(conn, card.login()).compose(current -> {
-      if (current.isPresent()) {
-        DirectoryRepository.LockedCard stored = current.get();
-        if (!Arrays.equals(stored.publicKey(), publicKey)) {
-          return Future.failedFuture(new ProtocolException(Status.CONFLICT, ErrorCode.KEY_MISMATCH,
-              "login " + card.login() + " is registered with another key"));
+    AppConfig.Delivery delivery = config.delivery();
+    CardRules rules = new CardRules(clock.millis(), delivery.maxClockSkewMs(),
+        delivery.lastPointMs() + delivery.maxClockSkewMs());
+    return pool.withTransaction(conn -> repository.lock(conn, card.login()).compose(storedJson -> {
+      UserCard stored = storedJson.map(this::storedCard).orElse(null);
+      return repository.keyHistory(conn, card.login()).compose(history -> {
+        CardRules.Verdict verdict = rules.judge(stored, history, card);
+        if (verdict == CardRules.Verdict.UNCHANGED) {
+          return Future.succeededFuture(new Stored(new PublishResult(card.login(), card.version(), false), Set.of()));
         }
-        if (card.version() < stored.version()) {
-          return Future.failedFuture(new ProtocolException(Status.CONFLICT, ErrorCode.STALE_VERSION,
-              "card version " + card.version() + " is older than the stored version " + stored.version()));
+        if (verdict == CardRules.Verdict.GAP) {
+          return Future.failedFuture(new ChainGap(stored));
         }
-        if (card.version() == stored.version()) {
-          return stored.cardJson().equals(cardJson)
-              ? Future.succeededFuture(new PublishResult(card.login(), card.version(), false))
-              : Future.failedFuture(new ProtocolException(Status.CONFLICT, ErrorCode.CARD_CONFLICT,
-                  "a different card with version " + card.version() + " is already stored"));
-        }
-      }
-      Optional<UserCard.Route> refused = refusedRoute(card, egress);
-      if (refused.isPresent()) {
-        if (current.isEmpty() || !command.publisher().server()) {
-          return Future.failedFuture(ProtocolException.badRequest(ErrorCode.ROUTE_NOT_ALLOWED, "route "
-              + refused.get().serverLogin() + " names an address this server does not dial (egress policy)"));
-        }
-        LOG.info("card kept with a route this server does not dial: it stays unreachable from here [login: {},"
-            + " route: {}]", card.login(), refused.get().serverLogin());
-      }
-      Future<Void> admitted = current.isPresent() ? Future.succeededFuture() : admit(conn, command);
-      return admitted.compose(v -> claimRoutes(conn, card))
-          .compose(v -> repository.store(conn, card, publicKey, cardJson, clock.millis()))
-          // the sync queue follows the user's servers (PROTOCOL §8); a card that keeps them costs it nothing
-          .compose(serversChanged -> serversChanged ? outbox.followRoutes(conn, card.login())
-              : Future.<Void>succeededFuture())
-          .map(v -> new PublishResult(card.login(), card.version(), true));
-    })).onSuccess(result -> {
-      if (result.changed()) {
-        LOG.info("card accepted [login: {}, version: {}]", card.login(), card.version());
+        Set<String> newlyRevoked = new LinkedHashSet<>(card.revokedKeysB64());
+        history.values().stream().filter(KeyHistoryEntry::revoked).map(KeyHistoryEntry::publicKeyB64)
+            .forEach(newlyRevoked::remove);
+        return accept(conn, command, stored, cardJson)
+            .map(v -> new Stored(new PublishResult(card.login(), card.version(), true), newlyRevoked));
+      });
+    })).onSuccess(stored -> {
+      if (stored.result().changed()) {
+        LOG.info("card accepted [login: {}, epoch: {}, version: {}]", card.login(), card.epoch(), card.version());
         vertx.eventBus().publish(Addresses.DIRECTORY_CHANGED, card.login());
+        if (!stored.newlyRevoked().isEmpty()) {
+          LOG.info("keys revoked [login: {}, keys: {}]", card.login(), stored.newlyRevoked().size());
+          List<String> revoked = List.copyOf(stored.newlyRevoked());
+          vertx.eventBus().publish(Addresses.userEvents(card.login()), "", new DeliveryOptions()
+              .addHeader(Addresses.REVOKED_KEYS_HEADER, String.join(",", revoked)));
+          vertx.eventBus().send(Addresses.KEYS_REVOKED, new KeysRevoked(card.login(), revoked));
+          hubTokens.revokeKeyFamilies(card.login(), revoked).onComplete(ar -> LOG.info("hub token families of"
+              + " revoked keys ended [login: {}, tokens: {}]", card.login(), ar.succeeded() ? ar.result() : "-"));
+        }
         relay(card);
       }
-    });
+    }).map(Stored::result);
+  }
+
+  /** The stored card's JSON as a card (it was accepted, so it parses). */
+  private UserCard storedCard(String json) {
+    try {
+      return CardJson.parse(mapper.readTree(json));
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("stored card is not JSON", e);
+    }
+  }
+
+  /** Inside the card's transaction: the route and admission checks of a card the rules accepted, then the write. */
+  private Future<Void> accept(SqlConnection conn, PublishCardCommand command, UserCard stored, String cardJson) {
+    UserCard card = command.card();
+    Optional<UserCard.Route> refused = refusedRoute(card, egress);
+    if (refused.isPresent()) {
+      if (stored == null || !command.publisher().server()) {
+        return Future.failedFuture(ProtocolException.badRequest(ErrorCode.ROUTE_NOT_ALLOWED, "route "
+            + refused.get().serverLogin() + " names an address this server does not dial (egress policy)"));
+      }
+      LOG.info("card kept with a route this server does not dial: it stays unreachable from here [login: {},"
+          + " route: {}]", card.login(), refused.get().serverLogin());
+    }
+    Future<Void> admitted = stored != null ? Future.succeededFuture() : admit(conn, command);
+    return admitted.compose(v -> claimRoutes(conn, card))
+        .compose(v -> repository.store(conn, card, cardJson, clock.millis()))
+        // the sync queue follows the user's servers (PROTOCOL §8); a card that keeps them costs it nothing
+        .compose(serversChanged -> serversChanged ? outbox.followRoutes(conn, card.login())
+            : Future.<Void>succeededFuture());
   }
 
   /**
@@ -242,7 +349,7 @@ public final class DirectoryService {
    */
   private void relay(UserCard card) {
     Set<String> urls = new LinkedHashSet<>();
-    config.peers().forEach(p -> urls.add(p.url()));
+    config.peers().stream().filter(p -> !card.v3() || readsV3Cards(p)).forEach(p -> urls.add(p.url()));
     servers.keyedServers(MAX_RELAY_TARGETS)
         .onSuccess(keyed -> keyed.forEach(server -> urls.add(server.url())))
         .compose(v -> repository.correspondentsRoutes(card.login(), clock.millis() - RELAY_WINDOW_MS,
@@ -263,18 +370,29 @@ public final class DirectoryService {
         });
   }
 
+  /** v1 and v2 peers never see v3 cards (PROTOCOL §4 v3): they would refuse them, or read them wrong. */
+  private static boolean readsV3Cards(AppConfig.Peer peer) {
+    return peer.protocol() == null || peer.protocol() == AppConfig.PeerProtocol.V3;
+  }
+
   /**
    * On every (re)connection to a peer, hands it the cards of the users this server serves, so a peer that was
-   * down while a card changed catches up (a card it has already is an unchanged no-op there). One at a time.
+   * down while a card changed catches up (a card it has already is an unchanged no-op there). One at a time; a v3
+   * card is not handed to a configured v1 or v2 peer.
    */
   public Future<Void> reannounce(String url) {
+    boolean oldPeer = config.peers().stream().anyMatch(p -> p.url().equals(url) && !readsV3Cards(p));
     return repository.servedCards(config.serverLogin()).compose(cards -> {
       Future<Void> chain = Future.succeededFuture();
       for (String cardJson : cards) {
         chain = chain.compose(v -> {
           ObjectNode payload = mapper.createObjectNode();
           try {
-            payload.set("card", mapper.readTree(cardJson));
+            JsonNode card = mapper.readTree(cardJson);
+            if (oldPeer && card.has("keys")) {
+              return Future.succeededFuture();
+            }
+            payload.set("card", card);
           } catch (java.io.IOException e) {
             return Future.succeededFuture();
           }
@@ -290,7 +408,52 @@ public final class DirectoryService {
     return repository.find(login).map(found -> found.orElseThrow(() -> ProtocolErrors.userNotFound(login)));
   }
 
+  /**
+   * The cards accepted here for a login after (sinceEpoch, sinceVersion), oldest first, at most {@value #MAX_CHAIN}
+   * (GetUserCard with {@code since…}, PROTOCOL §4 v3); 404 when the login has no card here.
+   */
+  public Future<CardChain> chain(ChainQuery query) {
+    return get(query.login()).compose(user -> repository.chain(query.login(), query.sinceEpoch(),
+        query.sinceVersion(), MAX_CHAIN)).map(CardChain::new);
+  }
+
   /** Outcome of a publish: {@code changed} is false for an identical re-publish. */
   public record PublishResult(String login, long version, boolean changed) {
+  }
+
+  /** GetUserCard's {@code since…}: the cards after this place in the login's order of cards. */
+  public record ChainQuery(String login, long sinceEpoch, long sinceVersion) {
+  }
+
+  /** The JSON text of cards of one login, oldest first. */
+  public record CardChain(List<String> cards) {
+    public CardChain {
+      cards = List.copyOf(cards);
+    }
+  }
+
+  /** The keys a newly accepted card of {@code login} revoked (published on {@link Addresses#KEYS_REVOKED}). */
+  public record KeysRevoked(String login, List<String> keysB64) {
+    public KeysRevoked {
+      keysB64 = List.copyOf(keysB64);
+    }
+  }
+
+  /** What a stored card did, and which keys it revoked that were not revoked before. */
+  private record Stored(PublishResult result, Set<String> newlyRevoked) {
+  }
+
+  /** The rules could not place the card's signer: fetch the chain. */
+  private static final class ChainGap extends RuntimeException {
+    private final transient UserCard stored;
+
+    ChainGap(UserCard stored) {
+      super("card chain gap", null, false, false);
+      this.stored = stored;
+    }
+
+    UserCard stored() {
+      return stored;
+    }
   }
 }

@@ -8,7 +8,7 @@ import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.util.Json;
 
-/** Wires the directory: {@code directory.publish}, {@code directory.get} and {@code directory.reannounce}. */
+/** Wires the directory: {@code directory.publish}, {@code directory.get}, {@code directory.chain} and {@code directory.reannounce}. */
 public final class DirectoryVerticle extends VerticleBase {
   private final DirectoryServices services;
 
@@ -23,6 +23,7 @@ public final class DirectoryVerticle extends VerticleBase {
     return Future.all(
         BusReplies.serve(bus, Addresses.DIRECTORY_PUBLISH, directory::publish),
         BusReplies.serve(bus, Addresses.DIRECTORY_GET, directory::get),
+        BusReplies.serve(bus, Addresses.DIRECTORY_CHAIN, directory::chain),
         bus.<String>localConsumer(Addresses.DIRECTORY_REANNOUNCE, m -> directory.reannounce(m.body())).completion());
   }
 }

@@ -55,13 +55,31 @@ public final class SignatureVerifier {
     });
   }
 
+  /**
+   * Checks several containers of one author against the author's keys as one queued task: the standing of the
+   * weakest signature ({@link KeyRing.Match#NONE} as soon as one verifies with no key of the ring).
+   */
+  public Future<KeyRing.Match> match(List<DmContainer> containers, KeyRing keys) {
+    return submit(() -> {
+      KeyRing.Match weakest = KeyRing.Match.CURRENT;
+      for (DmContainer container : containers) {
+        metrics.signatureVerified(opOf(container.kind()));
+        weakest = weakest.weaker(keys.match(container));
+        if (weakest.standing() == KeyRing.Standing.NONE) {
+          return weakest;
+        }
+      }
+      return weakest;
+    });
+  }
+
   /** Verifies that {@code signature} signs {@code message} with the raw {@code publicKey}. */
   public Future<Boolean> verify(SignatureOp op, byte[] publicKey, byte[] message, byte[] signature) {
     return check(op, () -> Ed25519Signer.verify(publicKey, message, signature));
   }
 
-  /** Runs one signature verification of kind {@code op} as one queued task. */
-  public Future<Boolean> check(SignatureOp op, Callable<Boolean> verification) {
+  /** Runs one signature verification of kind {@code op} as one queued task; answers what it answers. */
+  public <T> Future<T> check(SignatureOp op, Callable<T> verification) {
     Objects.requireNonNull(op);
     return submit(() -> {
       metrics.signatureVerified(op);

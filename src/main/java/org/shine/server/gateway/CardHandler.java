@@ -2,6 +2,7 @@ package org.shine.server.gateway;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Future;
 import io.vertx.core.eventbus.EventBus;
@@ -13,6 +14,7 @@ import org.shine.server.directory.CardJson;
 import org.shine.server.directory.CardPublisher;
 import org.shine.server.directory.InviteCodes;
 import org.shine.server.directory.PublishCardCommand;
+import org.shine.server.directory.DirectoryService;
 import org.shine.server.directory.DirectoryService.PublishResult;
 import org.shine.server.model.StoredUser;
 import org.shine.server.model.UserCard;
@@ -51,16 +53,43 @@ final class CardHandler {
             .put("changed", result.changed()));
   }
 
+  /**
+   * GetUserCard {login, sinceEpoch?, sinceVersion?} → {card, chain?}: with {@code since…} (both or neither), the chain
+   * of cards accepted here after that place, oldest first, ending with the current one (PROTOCOL §4 v3).
+   */
   Future<JsonNode> getUserCard(Session session, JsonNode payload) {
-    String login = Fields.of(payload, "payload", Set.of("login")).login("login");
-    return BusReplies.<StoredUser>request(bus, Addresses.DIRECTORY_GET, login).map(user -> {
-      try {
+    Fields fields = Fields.of(payload, "payload", Set.of("login", "sinceEpoch", "sinceVersion"));
+    String login = fields.login("login");
+    if (fields.has("sinceEpoch") != fields.has("sinceVersion")) {
+      throw ProtocolException.badRequest(ErrorCode.MISSING_FIELD, "payload.sinceEpoch and payload.sinceVersion go"
+          + " together");
+    }
+    Future<StoredUser> card = BusReplies.request(bus, Addresses.DIRECTORY_GET, login);
+    if (!fields.has("sinceEpoch")) {
+      return card.map(user -> {
         ObjectNode response = frames.object();
-        response.set("card", frames.mapper().readTree(user.cardJson()));
+        response.set("card", json(user.cardJson()));
         return response;
-      } catch (JsonProcessingException e) {
-        throw new IllegalStateException("stored card of " + login + " is not JSON", e);
-      }
-    });
+      });
+    }
+    DirectoryService.ChainQuery query = new DirectoryService.ChainQuery(login,
+        fields.requiredLong("sinceEpoch", 0, CardJson.MAX_SAFE_INTEGER),
+        fields.requiredLong("sinceVersion", 0, CardJson.MAX_SAFE_INTEGER));
+    return card.compose(user -> BusReplies.<DirectoryService.CardChain>request(bus, Addresses.DIRECTORY_CHAIN, query)
+        .map(chain -> {
+          ObjectNode response = frames.object();
+          response.set("card", json(user.cardJson()));
+          ArrayNode cards = response.putArray("chain");
+          chain.cards().forEach(text -> cards.add(json(text)));
+          return response;
+        }));
+  }
+
+  private JsonNode json(String cardJson) {
+    try {
+      return frames.mapper().readTree(cardJson);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("a stored card is not JSON", e);
+    }
   }
 }

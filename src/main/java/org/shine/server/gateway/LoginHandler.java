@@ -5,6 +5,7 @@ import io.vertx.core.Future;
 import io.vertx.core.eventbus.EventBus;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import org.shine.server.bus.Addresses;
@@ -61,9 +62,11 @@ final class LoginHandler {
   }
 
   Future<JsonNode> authLogin(Session session, JsonNode payload) {
-    Fields fields = Fields.of(payload, "payload", Set.of("login", "signatureB64"));
+    Fields fields = Fields.of(payload, "payload", Set.of("login", "signatureB64", "publicKeyB64"));
     String login = fields.login("login");
     byte[] signature = fields.base64("signatureB64", Ed25519Signer.SIGNATURE_SIZE);
+    // v3: the device the client names; else each current key of the card is tried (PROTOCOL §4 v3)
+    byte[] device = fields.has("publicKeyB64") ? fields.base64("publicKeyB64", Ed25519Signer.PUBLIC_KEY_SIZE) : null;
     requireNotServerSession(session);
     if (session.authenticated()) {
       throw ProtocolErrors.alreadyAuthenticated(session.login);
@@ -79,19 +82,24 @@ final class LoginHandler {
       if (!user.servedBy(serverLogin)) {
         return Future.failedFuture(ProtocolErrors.notAccessServer(serverLogin, login));
       }
-      return verifier.check(SignatureOp.AUTH_LOGIN,
-          () -> user.verifier().verify(signed, 0, signed.length, signature, 0));
-    }).compose(valid -> {
-      if (!valid) {
+      return verifier.check(SignatureOp.AUTH_LOGIN, () -> user.keys().currentSigner(signed, signature, device));
+    }).compose(signer -> {
+      if (signer == null) {
         return Future.failedFuture(ProtocolErrors.badChallengeSignature(login));
       }
       if (!session.anonymous()) {
         return Future.failedFuture(ProtocolErrors.alreadyAuthenticated(session.who()));
       }
       session.login = login;
+      session.deviceKeyB64 = Base64.getEncoder().encodeToString(signer);
       // events flow from the moment the login is answered: wait until the consumer is registered
       session.events = bus.consumer(Addresses.userEvents(login), event -> {
-        if (!session.isNamedBy(event.headers().get(Addresses.EXCEPT_SESSION_HEADER))) {
+        String revoked = event.headers().get(Addresses.REVOKED_KEYS_HEADER);
+        if (revoked != null) {
+          if (List.of(revoked.split(",")).contains(session.deviceKeyB64)) {
+            session.closeRevoked.run();
+          }
+        } else if (!session.isNamedBy(event.headers().get(Addresses.EXCEPT_SESSION_HEADER))) {
           session.pushEvent.accept(event.body());
         }
       });

@@ -18,6 +18,8 @@ final class Session {
   /** Unique across the nodes of a deployment, once made ({@link #id()}). */
   private String id;
   String login;
+  /** The device key (base64) this user session logged in with (PROTOCOL §4 v3: revoking it closes the session). */
+  String deviceKeyB64;
   String serverLogin;
   String challengeLogin;
   String challengeB64;
@@ -37,6 +39,8 @@ final class Session {
   SessionKind countedKind = SessionKind.UNAUTHENTICATED;
   /** Writes a server-pushed event to this session (set by the gateway). */
   Consumer<String> pushEvent = frame -> { };
+  /** Closes this session because its device key was revoked (set by the gateway). */
+  Runnable closeRevoked = () -> { };
 
   Session(ServerWebSocket socket, long nowNanos) {
     this.socket = socket;

@@ -139,6 +139,7 @@ final class SessionKeeper {
     }
     Session session = new Session(socket, nanoClock.getAsLong());
     session.pushEvent = frame -> push(session, frame);
+    session.closeRevoked = () -> terminate(session, CLOSE_POLICY, "KEY_REVOKED: this device's key was revoked");
     sessions.add(session);
     metrics.sessionOpened();
     socket.setWriteQueueMaxSize(limits.writeQueueBytes());

@@ -7,6 +7,7 @@ import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.util.Base64;
 import java.util.Objects;
 import java.util.Optional;
 import org.shine.server.bus.Addresses;
@@ -81,12 +82,11 @@ public final class HubService {
             return Future.failedFuture(new ProtocolException(Status.UNAUTHORIZED, ErrorCode.NO_CHALLENGE,
                 "no live challenge was issued to " + login + " with that value"));
           }
-          return verifier.check(SignatureOp.HUB_TOKEN,
-                  () -> user.verifier().verify(signed, 0, signed.length, signature, 0))
-              .compose(valid -> valid ? hub.subscribe(login, clock.millis())
+          return verifier.check(SignatureOp.HUB_TOKEN, () -> user.keys().currentSigner(signed, signature, null))
+              .compose(signer -> signer != null ? hub.subscribe(login, clock.millis()).map(signer)
                   : Future.failedFuture(ProtocolErrors.badChallengeSignature(login)))
               .onSuccess(v -> vertx.eventBus().publish(Addresses.HUB_SUBSCRIBED, login))
-              .compose(v -> tokens.issue(login));
+              .compose(signer -> tokens.issue(login, Base64.getEncoder().encodeToString(signer)));
         }));
   }
 

@@ -55,12 +55,17 @@ final class HubTokens {
   record Pair(String accessToken, String refreshToken, long expiresInS) {
   }
 
-  /** A new family for {@code login}, with a random pair. */
-  Future<Pair> issue(String login) {
+  /**
+   * A new family for {@code login}, with a random pair, started by the device key {@code deviceKeyB64} (revoking that
+   * key ends the family, PROTOCOL §4 v3).
+   */
+  Future<Pair> issue(String login, String deviceKeyB64) {
     String access = randomToken();
     String refresh = randomToken();
     long now = clock.millis();
-    return hub.savePair(pool, newPair(login, UUID.randomUUID().toString(), access, refresh, now, null))
+    String family = UUID.randomUUID().toString();
+    return hub.saveFamilyKey(family, login, deviceKeyB64)
+        .compose(v -> hub.savePair(pool, newPair(login, family, access, refresh, now, null)))
         .map(v -> new Pair(access, refresh, config.accessTtlS()));
   }
 

@@ -2,17 +2,21 @@ package org.shine.server.model;
 
 import java.util.List;
 import java.util.Optional;
-import org.shine.server.dm.Ed25519Signer;
+import org.shine.server.dm.KeyRing;
 
-/** A user as stored: key (also decoded, for verification), card version and text, and the current routes. */
-public record StoredUser(String login, byte[] publicKey, Ed25519Signer.PublicKey verifier, long version,
-    String cardJson, List<UserCard.Route> routes) {
+/**
+ * A user as stored: the card's place in the order of cards (epoch, version), its text, the keys its signatures are
+ * checked against (current, retired, revoked: PROTOCOL §4 v3), and the current routes.
+ */
+public record StoredUser(String login, long epoch, long version, KeyRing keys, String cardJson,
+    List<UserCard.Route> routes) {
   public StoredUser {
     routes = List.copyOf(routes);
   }
 
+  /** A user of a v1 card: one key (tests and stand-ins). */
   public StoredUser(String login, byte[] publicKey, long version, String cardJson, List<UserCard.Route> routes) {
-    this(login, publicKey, Ed25519Signer.publicKey(publicKey), version, cardJson, routes);
+    this(login, 0, version, KeyRing.single(publicKey), cardJson, routes);
   }
 
   public boolean servedBy(String serverLogin) {

@@ -37,6 +37,7 @@ public final class LocalCodecs {
   static final List<Class<?>> RECORDS = List.of(
       // directory
       PublishCardCommand.class, DirectoryService.PublishResult.class, StoredUser.class,
+      DirectoryService.ChainQuery.class, DirectoryService.CardChain.class, DirectoryService.KeysRevoked.class,
       // delivery: the request path
       SendPairCommand.class, SendPairResult.class, HistoryQuery.class, HistoryPage.class, ConversationQuery.class,
       ConversationPage.class, ReceiveIncomingCommand.class, ReceiveOutgoingCommand.class, DeliveryStatus.class,

@@ -153,7 +153,7 @@ public final class NodeServices {
 
   /** What the directory instances take. */
   public DirectoryServices forDirectory() {
-    return new DirectoryServices(config, clock, pool, verifier, users, servers, invites, outbox, peers);
+    return new DirectoryServices(config, clock, pool, verifier, users, servers, invites, outbox, hub, peers);
   }
 
   /** What the sync instances take. */

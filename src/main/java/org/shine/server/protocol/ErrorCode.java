@@ -67,6 +67,19 @@ public final class ErrorCode {
   public static final String INVALID_TOKEN = "INVALID_TOKEN";
   public static final String UNKNOWN_DELIVERY = "UNKNOWN_DELIVERY";
   public static final String METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED";
+  /**
+   * Signed by a key its user's card revoked (PROTOCOL §4 v3): 400 for anything not already stored; also the failure
+   * code of an accepted delivery whose message that key signed.
+   */
+  public static final String KEY_REVOKED = "KEY_REVOKED";
+  /** Only the stored card's recovery key signs a new epoch or changes the recovery key (403, PROTOCOL §4 v3). */
+  public static final String RECOVERY_KEY_REQUIRED = "RECOVERY_KEY_REQUIRED";
+  /** A card signed by a key that may not sign it: a retired key, or the recovery key within its epoch (403). */
+  public static final String SIGNER_NOT_ALLOWED = "SIGNER_NOT_ALLOWED";
+  /** A card leaves out a key of the stored card instead of retiring or revoking it (400, PROTOCOL §4 v3). */
+  public static final String KEY_DROPPED = "KEY_DROPPED";
+  /** A card's signer cannot be placed from the stored card (versions were missed) and no chain was found (409). */
+  public static final String CARD_CHAIN_GAP = "CARD_CHAIN_GAP";
 
   private ErrorCode() {
   }

@@ -8,6 +8,7 @@ import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
+import java.util.Base64;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -43,9 +44,9 @@ class DirectoryRepositoryIT {
 
   private KeyFile card(String login, long version) {
     KeyFile key = KeyFile.generate(login);
-    pool.preparedQuery("INSERT INTO user_card (login, public_key, version, card_json, updated_at_ms)"
-        + " VALUES ($1, $2, $3, $4, 0)").execute(Tuple.of(login, Buffer.buffer(key.publicKey()), version,
-        "{\"login\":\"" + login + "\"}")).await();
+    pool.preparedQuery("INSERT INTO user_card (login, public_key, version, device_keys, card_json, updated_at_ms)"
+        + " VALUES ($1, $2, $3, $4, $5, 0)").execute(Tuple.of(login, Buffer.buffer(key.publicKey()), version,
+        Base64.getEncoder().encodeToString(key.publicKey()), "{\"login\":\"" + login + "\"}")).await();
     return key;
   }
 
@@ -64,7 +65,7 @@ class DirectoryRepositoryIT {
 
     StoredUser alice = repository.find("alice").await().orElseThrow();
 
-    assertThat(alice.publicKey()).isEqualTo(key.publicKey());
+    assertThat(alice.keys().currentKeys()).containsExactly(key.publicKey());
     assertThat(alice.version()).isEqualTo(3);
     assertThat(alice.cardJson()).isEqualTo("{\"login\":\"alice\"}");
     assertThat(alice.routes()).containsExactly(new UserCard.Route("s1", "ws://127.0.0.1:7100/ws"),

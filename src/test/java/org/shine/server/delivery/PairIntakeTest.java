@@ -111,7 +111,8 @@ class PairIntakeTest {
     Frames frames = new Frames(Json.MAPPER);
     Events events = new Events(vertx, frames, new HubSubscribers(16));
     EngineClient engine = new EngineClient(vertx.eventBus(), slots, config.delivery());
-    CopyStore copies = new CopyStore(new DmRepository(pool, HERE), clock, new SignatureVerifier(vertx, 16), 100);
+    CopyStore copies = new CopyStore(new DmRepository(pool, HERE), clock, new SignatureVerifier(vertx, 16),
+        new SignerCheck(clock, config.delivery().lastPointMs() + config.delivery().maxClockSkewMs()), 100);
     AgePlan agePlan = new AgePlan(new DeliverySchedule(config.delivery().scheduleMs(),
         config.delivery().askSiblingFromAttempt()), new DeliveryRepository(pool),
         new PeerCalls(vertx.eventBus(), 1_000), frames, clock);
