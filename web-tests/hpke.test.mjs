@@ -2,9 +2,13 @@
 // rfc9180-a1-base.json, checked on the Java side by HpkeTest), the encrypted body and why one does not open, and the
 // bodies the Java side sealed (hpke/java-body-vectors.json, and fresh ones from shine-tools.jar when it is built).
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { webcrypto } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 
 // Node 18 (Debian 12's) has WebCrypto only as a module; later versions also as the global the page uses
 globalThis.crypto ??= webcrypto;
@@ -15,6 +19,10 @@ const {
   openBody, openKeyTransfer, privateKeysOf, publicKeyOf, seal, sealBody, sealKeyTransfer, setupBaseR, setupBaseS,
 } = hpke;
 
+const { checkVectors, writeVectors } = await import('./hpke-vectors.mjs');
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TOOLS_JAR = join(ROOT, 'target', 'shine-tools.jar');
 const rfc = JSON.parse(await readFile(new URL('../src/test/resources/hpke/rfc9180-a1-base.json', import.meta.url)));
 const fromHex = (text) => Uint8Array.from(text.match(/../g) || [], (pair) => parseInt(pair, 16));
 const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
@@ -157,3 +165,27 @@ test('a device with old and new keys opens bodies sealed to either; key transfer
     await rejectsWith(openKeyTransfer(sealed, newDevice, 'eve', 'DEVICEKEY='), Failure.AUTHENTICATION_FAILED);
     await rejectsWith(openBody(sealed, newDevice, BASE_KEY, 1, 0), Failure.AUTHENTICATION_FAILED);
   });
+
+test('every body and key transfer the Java side sealed (hpke/java-body-vectors.json) opens in JS', async () => {
+  const vectors = JSON.parse(await readFile(join(ROOT, 'src/test/resources/hpke/java-body-vectors.json'), 'utf8'));
+  assert.match(vectors.writer, /^Java/);
+  assert.ok(vectors.bodies.length >= 4);
+  assert.deepEqual(await checkVectors(vectors), []);
+  vectors.bodies[1].revision += 1;
+  assert.match((await checkVectors(vectors)).join(), /body 1: the encrypted body does not open/);
+});
+
+test('fresh bodies both ways: shine-tools.jar opens what JS seals now, JS opens what it seals now', {
+  skip: existsSync(TOOLS_JAR) ? false : `${TOOLS_JAR} is not built (scripts/web-test.sh builds it)`,
+}, async () => {
+  const dir = join(ROOT, 'target', 'hpke');
+  await mkdir(dir, { recursive: true });
+  const jsFresh = join(dir, 'js-fresh.json');
+  const javaFresh = join(dir, 'java-fresh.json');
+  await writeFile(jsFresh, `${JSON.stringify(await writeVectors(), null, 2)}\n`);
+  const java = (...args) => execFileSync('java', ['-jar', TOOLS_JAR, 'hpke-vectors', ...args],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  assert.match(java('check', jsFresh), /all open \(bodies: 4, key transfers: 1\)/);
+  java('write', javaFresh);
+  assert.deepEqual(await checkVectors(JSON.parse(await readFile(javaFresh, 'utf8'))), []);
+});
