@@ -242,7 +242,7 @@ export async function setupBaseR(enc, recipientPrivateKey, info) {
   return { sharedSecret, context: await keySchedule(sharedSecret, info) };
 }
 
-/** Single-shot SealBase (sequence number 0): {enc, ciphertext}. */
+/** Single-shot SealBase (sequence number 0): {enc, ciphertext}; `ephemeral` as for setupBaseS (test vectors). */
 export async function seal(recipientPublicKey, info, aad, plaintext, ephemeral = null) {
   const { enc, context } = await setupBaseS(recipientPublicKey, info, ephemeral);
   return { enc, ciphertext: await context.seal(0, aad, plaintext) };

@@ -116,11 +116,11 @@ public final class BodyCipher {
     return node != null && isEnvelope(node);
   }
 
-  static byte[] bodyInfo(String baseKey, DmKind kind, long revision) {
+  private static byte[] bodyInfo(String baseKey, DmKind kind, long revision) {
     return utf8("SHiNE_DM body|" + Objects.requireNonNull(baseKey) + '|' + kind.code() + '|' + revision);
   }
 
-  static byte[] keyTransferInfo(String login, String newDeviceKeyB64) {
+  private static byte[] keyTransferInfo(String login, String newDeviceKeyB64) {
     return utf8("SHiNE_KEYS|" + Objects.requireNonNull(login) + '|' + Objects.requireNonNull(newDeviceKeyB64));
   }
 

@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
+import java.util.Arrays;
 import java.util.Objects;
 import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
@@ -69,8 +70,8 @@ public final class Hpke {
     return publicKey;
   }
 
-  /** RFC 9180 §7.1.3 DeriveKeyPair: the key pair a seed of input keying material stands for. */
-  public static KeyPair deriveKeyPair(byte[] ikm) {
+  /** RFC 9180 §7.1.3 DeriveKeyPair: the key pair a seed of input keying material stands for (the RFC's vectors). */
+  static KeyPair deriveKeyPair(byte[] ikm) {
     byte[] prk = labeledExtract(KEM_SUITE, new byte[0], "dkp_prk", ikm);
     byte[] privateKey = labeledExpand(KEM_SUITE, prk, "sk", new byte[0], PRIVATE_KEY_SIZE);
     return new KeyPair(privateKey, publicKeyOf(privateKey));
@@ -207,12 +208,12 @@ public final class Hpke {
   }
 
   /** RFC 9180 §4 LabeledExtract. */
-  static byte[] labeledExtract(byte[] suite, byte[] salt, String label, byte[] ikm) {
+  private static byte[] labeledExtract(byte[] suite, byte[] salt, String label, byte[] ikm) {
     return extract(salt, concat(VERSION_LABEL, suite, ascii(label), ikm));
   }
 
   /** RFC 9180 §4 LabeledExpand. */
-  static byte[] labeledExpand(byte[] suite, byte[] prk, String label, byte[] info, int length) {
+  private static byte[] labeledExpand(byte[] suite, byte[] prk, String label, byte[] info, int length) {
     byte[] prefix = {(byte) (length >>> 8), (byte) length};
     return expand(prk, concat(prefix, VERSION_LABEL, suite, ascii(label), info), length);
   }
@@ -238,9 +239,7 @@ public final class Hpke {
       block = mac.doFinal();
       out.writeBytes(block);
     }
-    byte[] okm = new byte[length];
-    System.arraycopy(out.toByteArray(), 0, okm, 0, length);
-    return okm;
+    return Arrays.copyOf(out.toByteArray(), length);
   }
 
   private static Mac hmac(byte[] key) {
