@@ -7,6 +7,7 @@ import org.shine.server.cli.ShineCli;
 import org.shine.tools.bench.BenchCommand;
 import org.shine.tools.chaos.ChaosCommand;
 import org.shine.tools.soak.SoakCommand;
+import org.shine.tools.vectors.HpkeVectorsCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
@@ -14,9 +15,10 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * The command line of the test bench ({@code shine-tools.jar}): benchmarks, the fault suite's parts and the soak's
- * load generator, apart from the product's own command line ({@link ShineCli}), whose wiring (streams, context,
- * errors and exit codes) it shares. A subcommand is one entry in {@code subcommands} below.
+ * The command line of the test bench ({@code shine-tools.jar}): benchmarks, the fault suite's parts, the soak's
+ * load generator and the Java side of the encrypted bodies' cross-check, apart from the product's own command line
+ * ({@link ShineCli}), whose wiring (streams, context, errors and exit codes) it shares. A subcommand is one entry in
+ * {@code subcommands} below.
  */
 @Command(name = "shine-tools", mixinStandardHelpOptions = true, versionProvider = ToolsCli.Version.class,
     description = "The SHiNE DM server's test bench (run as: java -jar shine-tools.jar COMMAND ...).",
@@ -24,6 +26,7 @@ import picocli.CommandLine.Spec;
         BenchCommand.class,
         ChaosCommand.class,
         SoakCommand.class,
+        HpkeVectorsCommand.class,
         HelpCommand.class,
     },
     footer = {"", "Exit codes: 0 ok, 1 failed (or a loss, a duplicate, a leak), 2 usage error,",

@@ -29,18 +29,19 @@ class ToolsCliTest {
   }
 
   @Test
-  @DisplayName("no command prints the usage and exits 2; --help lists bench, chaos and soak with their options")
+  @DisplayName("no command prints the usage and exits 2; --help lists bench, chaos, soak and hpke-vectors with options")
   void usage() {
     Result none = run();
     assertThat(none.exitCode()).isEqualTo(2);
     assertThat(none.err()).contains("Usage: shine-tools");
     Result help = run("--help");
     assertThat(help.exitCode()).isZero();
-    assertThat(help.out()).contains("bench", "chaos", "soak");
+    assertThat(help.out()).contains("bench", "chaos", "soak", "hpke-vectors");
     assertThat(run("bench", "send", "--help").out()).contains("--recipient-server=URL", "--rate=R");
     assertThat(run("chaos", "load", "--help").out()).contains("--sender-server=NODES", "--faults-done=FILE");
     assertThat(run("chaos", "proxy", "--help").out()).contains("--drop-every-ms=M");
     assertThat(run("soak", "--help").out()).contains("--run-dir", "--restart-every-s", "--hub-users");
+    assertThat(run("hpke-vectors", "check", "--help").out()).contains("FILE");
   }
 
   @Test
