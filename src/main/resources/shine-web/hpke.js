@@ -289,10 +289,11 @@ function envelopeOf(body) {
     return null;
   }
   const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
-  return isObject && value.v === VERSION && value.alg === ALG ? value : null;
+  // any v2 body is encrypted: one of another alg does not open here, and is never shown as text
+  return isObject && value.v === VERSION ? value : null;
 }
 
-/** True when the body is JSON saying it is an encrypted body of this format (whether or not it then opens). */
+/** True when the body is JSON saying it is an encrypted (v2) body, whether or not it then opens here. */
 export function isEncryptedBody(body) {
   return envelopeOf(body) !== null;
 }
@@ -328,7 +329,10 @@ function base64Field(envelope, field) {
 async function openEnvelope(body, keysWithKid, info) {
   const envelope = envelopeOf(body);
   if (envelope === null) {
-    throw new BodyOpenError(Failure.NOT_ENCRYPTED, `not an encrypted body (no v ${VERSION} ${ALG} JSON)`);
+    throw new BodyOpenError(Failure.NOT_ENCRYPTED, `not an encrypted body (no v ${VERSION} JSON)`);
+  }
+  if (envelope.alg !== ALG) {
+    throw malformed(`alg ${JSON.stringify(envelope.alg)} is not ${ALG}`);
   }
   const kid = textField(envelope, 'kid');
   const enc = base64Field(envelope, 'encB64');

@@ -110,7 +110,7 @@ public final class BodyCipher {
     return open(sealed, keys, keyTransferInfo(login, newDeviceKeyB64));
   }
 
-  /** True when the body is JSON saying it is an encrypted body of this format (whether or not it then opens). */
+  /** True when the body is JSON saying it is an encrypted (v2) body, whether or not it then opens here. */
   public static boolean isEncrypted(byte[] body) {
     JsonNode node = parse(body);
     return node != null && isEnvelope(node);
@@ -143,7 +143,10 @@ public final class BodyCipher {
   private static byte[] open(byte[] body, PrivateKeys keys, byte[] info) throws OpenFailure {
     JsonNode node = parse(body);
     if (node == null || !isEnvelope(node)) {
-      throw new OpenFailure(Failure.NOT_ENCRYPTED, "not an encrypted body (no v " + VERSION + " " + ALG + " JSON)");
+      throw new OpenFailure(Failure.NOT_ENCRYPTED, "not an encrypted body (no v " + VERSION + " JSON)");
+    }
+    if (!ALG.equals(node.path("alg").textValue())) {
+      throw malformed("alg " + node.path("alg") + " is not " + ALG);
     }
     String kid = text(node, "kid");
     byte[] enc = base64(node, "encB64");
@@ -180,10 +183,10 @@ public final class BodyCipher {
   }
 
   /** {@code v} is the number 2 and {@code alg} this format's: JavaScript's {@code v === 2} reads 2.0 as 2 too. */
+  /** Any v2 body is encrypted: one of another alg does not open here, and is never shown as text. */
   private static boolean isEnvelope(JsonNode node) {
     JsonNode version = node.path("v");
-    return node.isObject() && version.isNumber() && version.doubleValue() == VERSION
-        && ALG.equals(node.path("alg").textValue());
+    return node.isObject() && version.isNumber() && version.doubleValue() == VERSION;
   }
 
   private static String text(JsonNode node, String field) throws OpenFailure {

@@ -114,14 +114,21 @@ class BodyCipherTest {
   }
 
   @Test
-  @DisplayName("a v1 body, text or any JSON that is not the v2 envelope is not encrypted")
+  @DisplayName("a v1 body, text or JSON that is not a v2 body is not encrypted; a v2 body of another alg is, and does"
+      + " not open (never shown as text)")
   void notEncrypted() {
-    for (String body : new String[] {"{\"v\":1,\"text\":\"hi\"}", "plain old text", "", "[2]", "{\"v\":2}",
-        "{\"v\":\"2\",\"alg\":\"hpke-x25519-sha256-aes128gcm\"}", "{\"v\":2,\"alg\":\"other\"}"}) {
+    for (String body : new String[] {"{\"v\":1,\"text\":\"hi\"}", "plain old text", "", "[2]",
+        "{\"v\":\"2\",\"alg\":\"hpke-x25519-sha256-aes128gcm\"}"}) {
       byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
       assertThat(BodyCipher.isEncrypted(bytes)).as(body).isFalse();
       assertFails(() -> BodyCipher.openBody(bytes, bobKeys, BASE_KEY, DmKind.INCOMING, 0),
           BodyCipher.Failure.NOT_ENCRYPTED).hasMessageContaining("not an encrypted body");
+    }
+    for (String body : new String[] {"{\"v\":2}", "{\"v\":2,\"alg\":\"other\"}"}) {
+      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+      assertThat(BodyCipher.isEncrypted(bytes)).as(body).isTrue();
+      assertFails(() -> BodyCipher.openBody(bytes, bobKeys, BASE_KEY, DmKind.INCOMING, 0),
+          BodyCipher.Failure.MALFORMED).hasMessageContaining("is not hpke-x25519-sha256-aes128gcm");
     }
   }
 
