@@ -309,6 +309,53 @@ class CardsV3IT {
     pair.close();
   }
 
+  @Test
+  @DisplayName("server ops: the author's server still hands on what a retired key signed, past its window; an anonymous"
+      + " caller cannot; a revoked key is refused on every op")
+  void serverOps() {
+    TestWorld pair = world.child();
+    TestServer[] servers = pair.servers(TestWorld.unique("sc"), TestWorld.unique("sd"));
+    TestServer here = servers[0];
+    TestServer sibling = servers[1];
+    String login = TestWorld.unique("srv");
+    String to = TestWorld.unique("peer");
+    KeyFile old = KeyFile.generate(login);
+    KeyFile current = KeyFile.generate(login);
+    KeyFile stolen = KeyFile.generate(login);
+    List<Map.Entry<String, String>> routes = TestWorld.routes(here, sibling);
+    ObjectNode first = DeviceCard.first(login, old.publicKeyB64(), null, routes).addKey(current.publicKeyB64(), null)
+        .addKey(stolen.publicKeyB64(), null).sign(current);
+    ObjectNode recipient = ShineClient.signedCard(to, KeyFile.generate(to), List.of(NOWHERE), 1);
+    long writtenAt = CLOCK.millis();
+    SignedPair beforeRotation = pair(login, old, to, writtenAt, 0, 31);
+    SignedPair byStolen = pair(login, stolen, to, writtenAt, 0, 32);
+    ObjectNode rotatedAndRevoked = DeviceCard.next(first).retire(old.publicKeyB64(), writtenAt + 1)
+        .revoke(stolen.publicKeyB64()).sign(current);
+    ShineClient anonymous = pair.anonymous(here);
+    for (ObjectNode card : List.of(recipient, first, rotatedAndRevoked)) {
+      anonymous.request("PublishUserCard", ShineClient.object().set("card", card)).await();
+    }
+    CLOCK.advance(Duration.ofHours(2));
+    ShineClient fromSibling = pair.serverSession(sibling, here);
+
+    assertThat(refusal(anonymous.request("ReceiveOutcomingMessage", forward(beforeRotation, null))))
+        .isEqualTo("400 " + ErrorCode.BAD_SIGNATURE);
+    assertThat(fromSibling.request("ReceiveOutcomingMessage", forward(beforeRotation, sibling.serverLogin()))
+        .await().get("outgoingKey").asText()).isEqualTo(beforeRotation.outgoing().messageKey());
+    assertThat(refusal(fromSibling.request("ReceiveOutcomingMessage", forward(byStolen, sibling.serverLogin()))))
+        .isEqualTo("400 " + ErrorCode.KEY_REVOKED);
+    assertThat(refusal(anonymous.request("ReceiveOutcomingMessage", forward(byStolen, null))))
+        .isEqualTo("400 " + ErrorCode.KEY_REVOKED);
+    pair.close();
+  }
+
+  private static ObjectNode forward(SignedPair pair, String sourceServerLogin) {
+    ObjectNode payload = ShineClient.object()
+        .put("incomingBlobB64", java.util.Base64.getEncoder().encodeToString(pair.incoming().bytes()))
+        .put("outgoingBlobB64", java.util.Base64.getEncoder().encodeToString(pair.outgoing().bytes()));
+    return sourceServerLogin == null ? payload : payload.put("sourceServerLogin", sourceServerLogin);
+  }
+
   private static void await(java.util.function.BooleanSupplier condition) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (!condition.getAsBoolean()) {
