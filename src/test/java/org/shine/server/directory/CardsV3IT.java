@@ -310,6 +310,33 @@ class CardsV3IT {
   }
 
   @Test
+  @DisplayName("first sight of a login relayed by a server that is not its route asks the login's routes, and a forged"
+      + " card does not follow from theirs")
+  void firstSightAsksTheRoutes() {
+    TestWorld trio = world.child();
+    // home knows no peer: the only way the stranger learns the genuine card is to ask home for it
+    TestServer home = trio.server(TestWorld.unique("se"));
+    String login = TestWorld.unique("tofu");
+    KeyFile real = KeyFile.generate(login);
+    ObjectNode genuine = DeviceCard.first(login, real.publicKeyB64(), null, TestWorld.routes(home)).sign(real);
+    trio.anonymous(home).request("PublishUserCard", ShineClient.object().set("card", genuine)).await();
+    TestServer[] servers = trio.servers(TestWorld.unique("sf"), TestWorld.unique("sg"));
+    TestServer stranger = servers[0];
+    TestServer relayer = servers[1];
+    KeyFile forger = KeyFile.generate(login);
+    ObjectNode forged = DeviceCard.first(login, forger.publicKeyB64(), null, TestWorld.routes(home)).version(5)
+        .sign(forger);
+
+    String answer = refusal(trio.serverSession(relayer, stranger).request("PublishUserCard",
+        ShineClient.object().set("card", forged)));
+
+    assertThat(answer).isEqualTo("409 " + ErrorCode.CARD_CHAIN_GAP);
+    JsonNode kept = trio.anonymous(stranger).request("GetUserCard", ShineClient.object().put("login", login)).await();
+    assertThat(kept.get("card").toString()).isEqualTo(genuine.toString());
+    trio.close();
+  }
+
+  @Test
   @DisplayName("server ops: the author's server still hands on what a retired key signed, past its window; an anonymous"
       + " caller cannot; a revoked key is refused on every op")
   void serverOps() {
