@@ -305,8 +305,11 @@ public final class DirectoryService {
           vertx.eventBus().publish(Addresses.userEvents(card.login()), "", new DeliveryOptions()
               .addHeader(Addresses.REVOKED_KEYS_HEADER, String.join(",", revoked)));
           vertx.eventBus().send(Addresses.KEYS_REVOKED, new KeysRevoked(card.login(), revoked));
-          hubTokens.revokeKeyFamilies(card.login(), revoked).onComplete(ar -> LOG.info("hub token families of"
-              + " revoked keys ended [login: {}, tokens: {}]", card.login(), ar.succeeded() ? ar.result() : "-"));
+          hubTokens.revokeKeyFamilies(card.login(), revoked)
+              .onSuccess(tokens -> LOG.info("hub token families of revoked keys ended [login: {}, tokens: {}]",
+                  card.login(), tokens))
+              .onFailure(failure -> LOG.warn("hub token families of revoked keys not ended [login: {}]: {}",
+                  card.login(), LogText.escape(String.valueOf(failure.getMessage()))));
         }
         relay(card);
       }

@@ -28,9 +28,11 @@ import org.shine.server.dm.DmCodec;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKind;
 import org.shine.server.dm.KeyFile;
+import org.shine.server.hub.HubHttp;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.MutableClock;
 import org.shine.server.support.TestServer;
+import org.shine.server.support.TestUser;
 import org.shine.server.support.TestWorld;
 
 /**
@@ -201,6 +203,34 @@ class CardsV3IT {
     ObjectNode readmits = DeviceCard.first(login, kept.publicKeyB64(), "kept", homeRoute)
         .addKey(stolen.publicKeyB64(), "stolen").version(card(login).get("version").asLong() + 1).sign(kept);
     assertThat(publishRefusal(readmits)).isEqualTo("400 " + ErrorCode.KEY_REVOKED);
+  }
+
+  @Test
+  @DisplayName("revoke: the hub tokens the revoked device obtained stop working; the other device's go on")
+  void revocationEndsHubTokens() throws Exception {
+    String login = TestWorld.unique("hub");
+    KeyFile stolen = KeyFile.generate(login);
+    KeyFile kept = KeyFile.generate(login);
+    publish(DeviceCard.first(login, stolen.publicKeyB64(), null, homeRoute).addKey(kept.publicKeyB64(), null)
+        .sign(kept));
+    HubHttp hub = new HubHttp(home);
+    JsonNode thiefTokens = hub.tokens(new TestUser(login, stolen));
+    String ownerToken = hub.tokens(new TestUser(login, kept)).get("accessToken").asText();
+    String cardPath = "/cards/" + login;
+    assertThat(hub.get(cardPath, thiefTokens.get("accessToken").asText()).statusCode()).isEqualTo(200);
+
+    publish(DeviceCard.next(card(login)).revoke(stolen.publicKeyB64()).sign(kept));
+
+    await(() -> {
+      try {
+        return hub.get(cardPath, thiefTokens.get("accessToken").asText()).statusCode() == 401;
+      } catch (Exception e) {
+        throw new AssertionError(e);
+      }
+    });
+    assertThat(hub.get(cardPath, ownerToken).statusCode()).isEqualTo(200);
+    assertThat(hub.post("/token/refresh", null, ShineClient.object().put("refreshToken",
+        thiefTokens.get("refreshToken").asText()).toString()).statusCode()).isEqualTo(401);
   }
 
   @Test
