@@ -187,7 +187,8 @@ class CardsV3IT {
     await(() -> thiefClosed.get());
     await(() -> events.stream().anyMatch(e -> e.path("op").asText().equals("DmDeliveryStateChanged")
         && e.path("payload").path("baseKey").asText().equals(byThief.incoming().baseKey())
-        && e.path("payload").path("deliveryState").asText().equals("failed")));
+        && e.path("payload").path("deliveryState").asText().equals("failed")
+        && e.path("payload").path("code").asText().equals(ErrorCode.KEY_REVOKED)));
     JsonNode history = owner.request("GetDirectMessages", ShineClient.object().put("peer", to)).await();
     for (JsonNode message : history.get("messages")) {
       String expected = message.get("baseKey").asText().equals(byThief.incoming().baseKey()) ? "failed"
