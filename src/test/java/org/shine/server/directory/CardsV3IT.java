@@ -368,6 +368,37 @@ class CardsV3IT {
   }
 
   @Test
+  @DisplayName("a peer configured as v2 gets v1 cards relayed but never a v3 card; a v3 peer gets both")
+  void oldPeersNeverSeeV3Cards() {
+    TestWorld relay = world.child();
+    org.shine.server.support.StubPeer old = relay.stub().named(TestWorld.unique("old")).acceptEverything();
+    org.shine.server.support.StubPeer fresh = relay.stub().named(TestWorld.unique("new")).acceptEverything();
+    TestServer server = relay.server(TestWorld.unique("sh"), "{\"peers\":[{\"serverLogin\":\"" + old.serverLogin()
+        + "\",\"url\":\"" + old.url() + "\",\"protocol\":\"v2\"},{\"serverLogin\":\"" + fresh.serverLogin()
+        + "\",\"url\":\"" + fresh.url() + "\"}]}");
+    List<Map.Entry<String, String>> routes = TestWorld.routes(server);
+    String v1Login = TestWorld.unique("vone");
+    String v3Login = TestWorld.unique("vthree");
+    KeyFile v3Key = KeyFile.generate(v3Login);
+    ShineClient client = relay.anonymous(server);
+    client.request("PublishUserCard", ShineClient.object().set("card",
+        ShineClient.signedCard(v1Login, KeyFile.generate(v1Login), routes, 1))).await();
+    client.request("PublishUserCard", ShineClient.object().set("card",
+        DeviceCard.first(v3Login, v3Key.publicKeyB64(), null, routes).sign(v3Key))).await();
+
+    await(() -> cardsRelayed(fresh).size() == 2);
+    await(() -> cardsRelayed(old).contains(v1Login));
+    assertThat(cardsRelayed(fresh)).containsExactlyInAnyOrder(v1Login, v3Login);
+    assertThat(cardsRelayed(old)).containsOnly(v1Login);
+    relay.close();
+  }
+
+  private static List<String> cardsRelayed(org.shine.server.support.StubPeer peer) {
+    return peer.requests().stream().filter(r -> r.op().equals("PublishUserCard"))
+        .map(r -> r.payload().path("card").path("login").asText()).filter(login -> !login.isEmpty()).toList();
+  }
+
+  @Test
   @DisplayName("server ops: the author's server still hands on what a retired key signed, past its window; an anonymous"
       + " caller cannot; a revoked key is refused on every op")
   void serverOps() {
