@@ -64,7 +64,7 @@ public final class HubRoutes {
     Objects.requireNonNull(polls);
     Objects.requireNonNull(pool);
     Objects.requireNonNull(users);
-    PerKeyRate cardReads = HubService.cardReadRate();
+    PerKeyRate cardReads = HubService.cardReadRate(clock);
     return vertx -> new HubRoutes(config.hub(), new HubService(vertx, config, pool, users, clock, verifier, polls,
         cardReads));
   }

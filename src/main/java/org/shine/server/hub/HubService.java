@@ -67,10 +67,13 @@ public final class HubService {
     this.cardReads = Objects.requireNonNull(cardReads);
   }
 
-  /** The node's one count of card reads per user: {@value #CARD_READS_PER_USER_PER_S} a second each. */
-  static PerKeyRate cardReadRate() {
+  /**
+   * The node's one count of card reads per user: {@value #CARD_READS_PER_USER_PER_S} a second each, by the node's
+   * clock (a test's clock decides when the window refills).
+   */
+  static PerKeyRate cardReadRate(Clock clock) {
     return new PerKeyRate(CARD_READS_PER_USER_PER_S, TimeUnit.SECONDS.toNanos(1), CARD_READERS_TRACKED,
-        System::nanoTime);
+        () -> TimeUnit.MILLISECONDS.toNanos(clock.millis()));
   }
 
   /** A login challenge as the client gets it. */
