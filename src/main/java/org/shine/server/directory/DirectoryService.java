@@ -126,14 +126,19 @@ public final class DirectoryService {
   }
 
   /**
-   * Asks the card's routes (other than this server), one after the other, for the cards accepted after the stored
-   * one, and publishes each in order as {@code command}'s publisher would (each judged and verified as any card);
-   * completes when one route answered, or none could. For a login new here, the route's current card is asked for.
+   * Asks the login's servers (other than this one) — the stored card's routes first, they are the user's as this
+   * server knows them, then the new card's — one after the other, for the cards accepted after the stored one, and
+   * publishes each in order as {@code command}'s publisher would (each judged and verified as any card); completes
+   * when one answered, or none could. For a login new here, the current card is asked for.
    */
   private Future<Void> fetchChain(PublishCardCommand command, ChainGap gap) {
     UserCard card = command.card();
-    List<String> urls = new ArrayList<>();
-    card.accessServers().stream().map(UserCard.Route::url).filter(url -> !config.ownUrl(url)).forEach(urls::add);
+    Set<String> urls = new LinkedHashSet<>();
+    if (gap.stored() != null) {
+      gap.stored().accessServers().forEach(route -> urls.add(route.url()));
+    }
+    card.accessServers().forEach(route -> urls.add(route.url()));
+    urls.removeIf(config::ownUrl);
     Future<Boolean> chain = Future.succeededFuture(false);
     for (String url : urls) {
       chain = chain.compose(done -> done ? Future.succeededFuture(true) : fetchChainFrom(url, command, gap));
