@@ -129,6 +129,18 @@ final class ClientSupport {
             ? Future.succeededFuture(Optional.empty()) : Future.failedFuture(failure)));
   }
 
+  /** The card the server serves for {@code login}, or null when it has none (404). */
+  static JsonNode servedCard(ShineClient client, String login) {
+    try {
+      return await(client.request("GetUserCard", ShineClient.object().put("login", login))).path("card");
+    } catch (ShineClientException e) {
+      if (e.status() == 404) {
+        return null;
+      }
+      throw e;
+    }
+  }
+
   /** A message of a history page and what its check against the author's card found. */
   record Checked(JsonNode entry, Verdict verdict) {
   }

@@ -236,6 +236,16 @@ public final class ShineClient {
     return request("PublishUserCard", payload);
   }
 
+  /** Publishes a card already signed (a v3 card of {@link DeviceCard}), with an invite code or null. */
+  public Future<JsonNode> publishCard(ObjectNode card, String inviteCode) {
+    ObjectNode payload = object();
+    payload.set("card", card);
+    if (inviteCode != null) {
+      payload.put("inviteCode", inviteCode);
+    }
+    return request("PublishUserCard", payload);
+  }
+
   /**
    * Every setting of the logged-in user (GetUserSettings page after page, PROTOCOL §13), in key order. Stops with a
    * failure after {@link #MAX_SETTINGS_PAGES} pages, so a server that always answers {@code nextKey} cannot hold it.
