@@ -316,6 +316,16 @@ public final class ShineClient {
     return new SignedPair(incoming, outgoing);
   }
 
+  /** Signs both copies of one logical message, each with its own body (PROTOCOL §4 v3: each sealed to its owner). */
+  public static SignedPair signPair(String from, KeyFile key, String to, long createdAtMs, long nonce, long revision,
+      byte[] incomingBody, byte[] outgoingBody) {
+    DmContainer incoming = DmCodec.sign(DmKind.INCOMING, createdAtMs, nonce, revision, from, to, "", incomingBody,
+        key.privateKey());
+    DmContainer outgoing = DmCodec.sign(DmKind.OUTGOING, createdAtMs, nonce, revision, from, to, "", outgoingBody,
+        key.privateKey());
+    return new SignedPair(incoming, outgoing);
+  }
+
   /** A read receipt by {@code reader} for the message {@code baseKey} that {@code sender} sent to the reader. */
   public static DmContainer signReceipt(String reader, KeyFile key, String sender, String baseKey, long readAtMs) {
     return DmCodec.sign(DmKind.READ_RECEIPT, readAtMs, randomNonce(), 0, reader, sender, baseKey, new byte[0],
