@@ -159,9 +159,9 @@ final class ChatConversation {
       return bodies;
     }
     screen.print("-- " + refused + ": " + quote(text) + " is " + String.format(Locale.ROOT, "%,d", text.length())
-        + " characters (" + String.format(Locale.ROOT, "%,d", bodies.largest()) + " bytes as sent); a message holds"
-        + " at most " + String.format(Locale.ROOT, "%,d", DmCodec.DEFAULT_MAX_BODY) + " bytes: shorten it or send it"
-        + " in parts");
+        + " characters (" + String.format(Locale.ROOT, "%,d", bodies.largest()) + " bytes); a message holds at"
+        + " most " + String.format(Locale.ROOT, "%,d", DmCodec.DEFAULT_MAX_BODY) + " bytes: shorten it or send it in"
+        + " parts");
     return null;
   }
 

@@ -126,8 +126,12 @@ final class ContactCards {
         return new Judged(served, null);
       }, false);
     }
-    if (CardChain.sameCard(pin.card(), served) || !CardChain.isNewer(served, pin.card())) {
+    if (CardChain.sameCard(pin.card(), served) || CardChain.isNewer(pin.card(), served)) {
+      // the pinned card again, or an older one from a server that has not caught up: the pin stands
       return Future.succeededFuture(new Judged(pin.card(), null));
+    }
+    if (!CardChain.isNewer(served, pin.card())) {
+      return Future.succeededFuture(new Judged(pin.card(), changedWarning(login)));
     }
     return chain(client, login, pin.card(), served, new ArrayList<>(), 0)
         .compose(chain -> vertx.executeBlocking(() -> {

@@ -100,7 +100,7 @@ class ShineCliTest {
     Cli.Result noSubcommand = Cli.run("client");
     assertThat(noSubcommand.exitCode()).isEqualTo(2);
     assertThat(noSubcommand.err()).contains("commands: register, send, history, listen, edit, read, delete,"
-        + " settings, chat");
+        + " settings, keys, chat");
 
     Cli.Result missing = Cli.run("server");
     assertThat(missing.exitCode()).isEqualTo(2);
