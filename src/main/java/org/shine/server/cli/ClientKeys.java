@@ -247,7 +247,12 @@ final class ClientKeys {
         byte[] transfer) {
       List<Hpke.KeyPair> held = new ArrayList<>(user.key().encryptionKeys());
       String current = served.path("encryptionKeyB64").asText(null);
-      if (current == null || held.stream().noneMatch(pair -> b64(pair.publicKey()).equals(current))) {
+      if (current == null) {
+        throw new CliFailure(CliFailure.FAILED, user.login() + "'s card has no encryption key to hand over"
+            + " (client keys transfer-key --new adds one to this key file; client register then names it in the"
+            + " card)");
+      }
+      if (held.stream().noneMatch(pair -> b64(pair.publicKey()).equals(current))) {
         throw new CliFailure(CliFailure.FAILED, "this device does not hold " + user.login() + "'s current"
             + " encryption key, so it cannot hand it over (keys list says which device does)");
       }

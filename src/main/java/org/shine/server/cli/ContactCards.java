@@ -91,7 +91,7 @@ final class ContactCards {
     return pin == null ? Optional.empty() : Optional.of(pin.card());
   }
 
-  /** Forgets the pinned card of {@code login} (the user checked the new keys another way); answers whether it had one. */
+  /** Forgets the pinned card of {@code login} (the user checked the new keys another way); true when it had one. */
   boolean forget(Vertx vertx, String login) {
     boolean had = pins.remove(login) != null;
     ClientSupport.await(vertx.executeBlocking(() -> {
@@ -101,7 +101,9 @@ final class ContactCards {
     return had;
   }
 
-  /** The card to use for {@code login}: served, pinned on first sight, followed from the pin, or the pin with a warning. */
+  /**
+   * The card to use for {@code login}: served, pinned on first sight, followed from the pin, or the pin with a warning.
+   */
   Future<Judged> card(Vertx vertx, ShineClient client, String login) {
     return client.request("GetUserCard", ShineClient.object().put("login", login), ClientSupport.ANSWER_TIMEOUT_S
         * 1000).map(answer -> Optional.of(answer.path("card")))

@@ -332,7 +332,8 @@ class ClientCommandIT {
       Eventually.until("the adapter runs", 10_000, () -> adapter.err().contains("adapter receiving for bob"));
       Cli.run("client", "send", "--key", alice, "--server", url, "--to", "bob", "--text", "over the hub");
       Eventually.until("the event is written", 15_000, () -> readQuietly(events).lines().anyMatch(line ->
-          line.contains("IncomingDirectMessage") && MessageView.textOf(blobOf(line), bobsReader).equals("over the hub")));
+          line.contains("IncomingDirectMessage")
+              && MessageView.textOf(blobOf(line), bobsReader).equals("over the hub")));
     }
   }
 

@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,7 @@ import org.shine.server.dm.BodyCipher;
 import org.shine.server.dm.DmKind;
 import org.shine.server.dm.Hpke;
 import org.shine.server.dm.KeyFile;
+import org.shine.server.support.Eventually;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestWorld;
 import org.shine.server.util.Json;
@@ -204,7 +206,7 @@ class KeysIT {
     String eve = registered("eve-key", "eve");
     ok("client", "send", "--key", dora, "--server", url, "--to", "eve", "--text", "first sight pins eve");
     Path pins = Path.of(dora + ".contacts.json");
-    assertThat(Files.getPosixFilePermissions(pins).toString()).isEqualTo("[OWNER_READ, OWNER_WRITE]");
+    assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pins))).isEqualTo("rw-------");
 
     // GIVEN what dora pinned on first sight was another key's card (a server that lied then, or one that lies now)
     KeyFile other = KeyFile.generate("eve");
@@ -221,10 +223,10 @@ class KeysIT {
     assertThat(refused.exitCode()).isEqualTo(CliFailure.KEYS_CHANGED);
     assertThat(refused.err()).contains("eve's keys changed in a way his devices did not sign");
     try (Cli.Running chat = Cli.start("client", "chat", "--key", dora, "--server", url, "--peer", "eve")) {
-      org.shine.server.support.Eventually.until("the warning", 10_000,
+      Eventually.until("the warning", 10_000,
           () -> chat.out().contains("eve's keys changed in a way his devices did not sign"));
       chat.type("are you eve?");
-      org.shine.server.support.Eventually.until("not sent", 10_000, () -> chat.out().contains("-- not sent: "
+      Eventually.until("not sent", 10_000, () -> chat.out().contains("-- not sent: "
           + "\"are you eve?\""));
     }
     ok("client", "keys", "trust", "--key", dora, "--server", url, "--contact", "eve");
@@ -275,5 +277,34 @@ class KeysIT {
     String history = ok("client", "history", "--key", gus, "--server", url, "--peer", "fay").out();
     assertThat(history).contains("fay → gus  [cannot decrypt on this device]", "old client text [sent unencrypted]")
         .doesNotContain("not for gus");
+  }
+
+  @Test
+  @DisplayName("chat decrypts the history and seals what is typed; with a peer without an encryption key it says"
+      + " 'not end-to-end encrypted' at the top")
+  void chat() throws Exception {
+    String ida = registered("ida-key", "ida");
+    String jon = registered("jon-key", "jon");
+    Path plainKey = dir.resolve("kim-key");
+    KeyFile generated = KeyFile.generate("kim");
+    new KeyFile(generated.login(), generated.publicKey(), generated.privateKey()).write(plainKey);
+    ok("client", "register", "--key", plainKey.toString(), "--server", url);
+    ok("client", "send", "--key", jon, "--server", url, "--to", "ida", "--text", "sealed hello");
+
+    try (Cli.Running chat = Cli.start("client", "chat", "--key", ida, "--server", url, "--peer", "jon")) {
+      Eventually.until("the history", 10_000, () -> chat.out().contains("jon: sealed hello"));
+      chat.type("sealed answer");
+      Eventually.until("sent", 10_000, () -> chat.out().contains("ida: sealed answer  [✓ delivered]"));
+      assertThat(chat.out()).doesNotContain("not end-to-end encrypted");
+    }
+    assertThat(world.sql(server).count("SELECT count(*) FROM dm_message WHERE peer IN ('ida', 'jon')"
+        + " AND position('sealed answer'::bytea IN blob) > 0")).isZero();
+    assertThat(ok("client", "history", "--key", jon, "--server", url, "--peer", "ida").out())
+        .contains("ida → jon  sealed answer");
+
+    try (Cli.Running chat = Cli.start("client", "chat", "--key", ida, "--server", url, "--peer", "kim")) {
+      Eventually.until("the mark", 10_000, () -> chat.out().contains("-- not end-to-end encrypted: kim's card has"
+          + " no encryption key"));
+    }
   }
 }

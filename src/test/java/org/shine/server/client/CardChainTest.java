@@ -42,8 +42,8 @@ class CardChainTest {
   @DisplayName("a card that silently drops a device key does not follow")
   void droppedKey() {
     ObjectNode two = DeviceCard.next(first).addKey(phone.publicKeyB64(), "phone").sign(laptop);
-    ObjectNode dropped = DeviceCard.first("bob", phone.publicKeyB64(), "phone", ROUTES).recoveryKey(recovery.publicKeyB64())
-        .version(3).sign(phone);
+    ObjectNode dropped = DeviceCard.first("bob", phone.publicKeyB64(), "phone", ROUTES)
+        .recoveryKey(recovery.publicKeyB64()).version(3).sign(phone);
 
     assertThat(CardChain.stepProblem(two, dropped)).get().asString().contains("dropped a device key");
   }
