@@ -257,8 +257,10 @@ final class ClientKeys {
             + " encryption key, so it cannot hand it over (keys list says which device does)");
       }
       held.sort((a, b) -> Boolean.compare(!b64(a.publicKey()).equals(current), !b64(b.publicKey()).equals(current)));
+      // the key file's own shape (as the web chat hands keys over too): newest first, the card's current one first
       ObjectNode secret = Json.MAPPER.createObjectNode();
-      held.forEach(pair -> secret.withArray("privateKeysB64").add(b64(pair.privateKey())));
+      held.forEach(pair -> secret.withArray("encryptionKeys").addObject().put("publicKeyB64", b64(pair.publicKey()))
+          .put("privateKeyB64", b64(pair.privateKey())));
       byte[] sealed = BodyCipher.sealKeyTransfer(secret.toString().getBytes(StandardCharsets.UTF_8), transfer,
           user.login(), key);
       String setting = TRANSFER_PREFIX + BodyCipher.kid(transfer);
@@ -299,8 +301,9 @@ final class ClientKeys {
         byte[] opened = BodyCipher.openKeyTransfer(value.toString().getBytes(StandardCharsets.UTF_8),
             BodyCipher.PrivateKeys.of(user.key().encryptionKeys().stream().map(Hpke.KeyPair::privateKey).toList()),
             user.login(), user.key().publicKeyB64());
-        for (JsonNode privateKey : Json.MAPPER.readTree(opened).path("privateKeysB64")) {
-          byte[] raw = Base64.getDecoder().decode(privateKey.asText());
+        for (JsonNode key : Json.MAPPER.readTree(opened).path("encryptionKeys")) {
+          // the public key is derived, never taken from what arrived
+          byte[] raw = Base64.getDecoder().decode(key.path("privateKeyB64").asText());
           received.add(new Hpke.KeyPair(raw, Hpke.publicKeyOf(raw)));
         }
       } catch (BodyCipher.OpenFailure | IOException | IllegalArgumentException e) {
