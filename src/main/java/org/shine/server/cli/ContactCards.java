@@ -23,12 +23,12 @@ import org.shine.server.util.Json;
 
 /**
  * The cards of the user's contacts pinned on first sight (PROTOCOL §4 v3, "Clients"), kept next to the key file as
- * {@code <keyfile>.contacts.json} (mode 600, at most {@link #MAX} contacts, the longest unseen dropped first). A newer
- * card a server serves replaces the pinned one only when the chain from it ({@code GetUserCard} since the pinned
- * place) follows ({@link CardChain}); anything else leaves the pinned card in use and a blocking warning.
+ * {@code <keyfile>.contacts.json} (mode 600, at most {@link #MAX} contacts, the one pinned longest ago dropped
+ * first). A newer card a server serves replaces the pinned one only when the chain from it ({@code GetUserCard} since
+ * the pinned place) follows ({@link CardChain}); anything else leaves the pinned card in use and a blocking warning.
  */
 final class ContactCards {
-  /** The most contacts kept; beyond it the contact seen longest ago is dropped (pinned anew on its next sight). */
+  /** The most contacts kept; beyond it the one pinned longest ago is dropped (pinned anew on its next sight). */
   static final int MAX = 10_000;
   /** The most chain pages asked for one contact at once (64 cards each). */
   private static final int MAX_PAGES = 16;
@@ -36,7 +36,7 @@ final class ContactCards {
   private final Map<String, Pin> pins = new ConcurrentHashMap<>();
   private final Object writing = new Object();
 
-  /** A pinned card and when it was last confirmed. */
+  /** A pinned card and when it was pinned. */
   private record Pin(JsonNode card, long seenAtMs) {
   }
 
@@ -81,24 +81,19 @@ final class ContactCards {
     return cards;
   }
 
-  Path file() {
-    return file;
-  }
-
   /** The pinned card of {@code login}, if any. */
   Optional<JsonNode> pinned(String login) {
     Pin pin = pins.get(login);
     return pin == null ? Optional.empty() : Optional.of(pin.card());
   }
 
-  /** Forgets the pinned card of {@code login} (the user checked the new keys another way); true when it had one. */
-  boolean forget(Vertx vertx, String login) {
-    boolean had = pins.remove(login) != null;
+  /** Forgets the pinned card of {@code login} (the user checked the new keys another way). */
+  void forget(Vertx vertx, String login) {
+    pins.remove(login);
     ClientSupport.await(vertx.executeBlocking(() -> {
       save();
       return null;
     }, false));
-    return had;
   }
 
   /**
