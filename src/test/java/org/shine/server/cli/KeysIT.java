@@ -106,6 +106,18 @@ class KeysIT {
     Cli.Result list = ok("client", "keys", "list", "--key", key, "--server", url);
     assertThat(list.out()).contains("ann: card epoch 0, version 1", "* " + file.publicKeyB64() + "  ann-laptop"
         + "  (this device)", "recovery key: not set", "(this device holds it)");
+
+    Cli.Result malformed = Cli.run("client", "keys", "add", "--key", key, "--server", url, "--device-key", "nope");
+    assertThat(malformed.exitCode()).isEqualTo(CliFailure.USAGE);
+    assertThat(malformed.err()).startsWith("error: --device-key takes a device's public key");
+    Cli.Result unknown = Cli.run("client", "keys", "remove", "--key", key, "--server", url, "--device-key",
+        KeyFile.generate("ann").publicKeyB64());
+    assertThat(unknown.exitCode()).isEqualTo(CliFailure.NOT_FOUND);
+    assertThat(unknown.err()).contains("is not a device key of ann");
+    Cli.Result own = Cli.run("client", "keys", "revoke", "--key", key, "--server", url, "--device-key",
+        file.publicKeyB64());
+    assertThat(own.exitCode()).isEqualTo(CliFailure.USAGE);
+    assertThat(own.err()).contains("that is this device's key");
   }
 
   @Test

@@ -130,6 +130,21 @@ class ShineCliTest {
   }
 
   @Test
+  @DisplayName("client keys lists its steps, each with its own --help")
+  void keysHelp() {
+    Cli.Result keys = Cli.run("client", "keys", "--help");
+    assertThat(keys.exitCode()).isZero();
+    assertThat(keys.out()).contains("list", "transfer-key", "add", "receive", "remove", "rotate", "revoke",
+        "recovery", "recover", "trust");
+    for (String step : List.of("list", "transfer-key", "add", "receive", "remove", "rotate", "revoke", "recovery",
+        "recover", "trust")) {
+      Cli.Result help = Cli.run("client", "keys", step, "--help");
+      assertThat(help.exitCode()).as(step).isZero();
+      assertThat(help.out()).as(step).contains("Usage:");
+    }
+  }
+
+  @Test
   @DisplayName("generate-completion prints picocli's bash/zsh completion script for every command")
   void completion() {
     Cli.Result script = Cli.run("generate-completion");
