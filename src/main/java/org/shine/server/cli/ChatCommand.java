@@ -6,6 +6,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.shine.server.client.MessageSealer;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClientException;
 import picocli.CommandLine.Command;
@@ -81,11 +82,20 @@ final class ChatCommand extends UserCommand {
     // the conversation is made before the work queue runs, so the items queued here find it
     session = new LiveSession(vertx, options.server, user, notice -> offer(() -> screen.print("-- " + notice)),
         true, event -> offer(() -> conversation.onEvent(event)), () -> offer(() -> conversation.caughtUp())).open();
-    conversation = new ChatConversation(screen, user, peer, history, session::client,
-        ClientSupport.verifier(vertx, user.login(), session::client), this::offer);
     requireUser(session.client(), peer);
+    ContactCards.Judged theirs = ClientSupport.await(contacts().card(vertx, session.client(), peer));
+    ContactCards.Judged mine = ClientSupport.await(contacts().card(vertx, session.client(), user.login()));
+    conversation = new ChatConversation(screen, user, peer, history, session::client,
+        ClientSupport.verifier(vertx, user.login(), session::client, contacts()), reader(user),
+        new MessageSealer(theirs.encryptionKeyB64(), mine.encryptionKeyB64()), theirs.warning(), this::offer);
     screen.print("-- chat with " + peer + " as " + user.login() + " on " + options.server
         + " (Enter sends, /help lists the commands, /quit or Ctrl-C leaves)");
+    if (theirs.blocked()) {
+      screen.print("-- " + theirs.warning() + ": nothing typed here is sent to " + peer + " (if " + peer
+          + " confirms the change another way: client keys trust --contact " + peer + ")");
+    } else if (theirs.encryptionKeyB64() == null) {
+      screen.print("-- not end-to-end encrypted: " + peer + "'s card has no encryption key");
+    }
     conversation.showHistory();
     // Ctrl-C without a line editor stops the process: the hook waits while what was typed reaches the server
     context.onStop(() -> awaitEnd(LEAVE_WAIT_MS + 2_000));

@@ -10,8 +10,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.shine.server.client.BodyReader;
 import org.shine.server.client.ContainerVerifier;
-import org.shine.server.client.MessageBody;
+import org.shine.server.client.MessageSealer;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClientException;
 import org.shine.server.client.Verdict;
@@ -40,6 +41,9 @@ final class ChatConversation {
   private final int history;
   private final Supplier<ShineClient> client;
   private final ContainerVerifier verifier;
+  private final BodyReader reader;
+  private final MessageSealer sealer;
+  private final String blocked;
   private final Consumer<Runnable> offer;
   private final OwnMessages mine;
   /** The peer's messages on screen, with the revision shown: a later revision (an edit) is shown again. */
@@ -51,16 +55,22 @@ final class ChatConversation {
 
   /**
    * {@code history}: messages shown on open; {@code client}: the session's connection at the time; {@code offer}:
-   * hands work back to the chat's thread without blocking.
+   * hands work back to the chat's thread without blocking; {@code reader} reads (decrypts) bodies, {@code sealer}
+   * seals what is sent, and {@code blocked}, when not null, is the warning that keeps the chat from sending at all
+   * (the peer's card does not follow from the pinned one).
    */
   ChatConversation(ChatScreen screen, ClientSupport.Identity user, String peer, int history,
-      Supplier<ShineClient> client, ContainerVerifier verifier, Consumer<Runnable> offer) {
+      Supplier<ShineClient> client, ContainerVerifier verifier, BodyReader reader, MessageSealer sealer,
+      String blocked, Consumer<Runnable> offer) {
     this.screen = Objects.requireNonNull(screen);
     this.user = Objects.requireNonNull(user);
     this.peer = Objects.requireNonNull(peer);
     this.history = history;
     this.client = Objects.requireNonNull(client);
     this.verifier = Objects.requireNonNull(verifier);
+    this.reader = Objects.requireNonNull(reader);
+    this.sealer = Objects.requireNonNull(sealer);
+    this.blocked = blocked;
     this.offer = Objects.requireNonNull(offer);
     this.mine = new OwnMessages(screen, TRACKED);
   }
@@ -73,7 +83,7 @@ final class ChatConversation {
   /** A history entry: new ones are printed, known ones of the user get their tick (and a new revision) shown. */
   private void showEntry(ClientSupport.Checked checked) {
     JsonNode entry = checked.entry();
-    MessageView view = MessageView.of(entry.path("blobB64").asText(), checked.verdict());
+    MessageView view = MessageView.of(entry.path("blobB64").asText(), checked.verdict(), reader);
     if (view == null || flag(view, entry.path("messageKey").asText())) {
       return;
     }
@@ -135,34 +145,40 @@ final class ChatConversation {
   }
 
   /**
-   * The body of {@code text}, or null when it is over the size of a message body: then the screen says so, with
-   * {@code refused} ("not sent", "not edited") first.
+   * The bodies of {@code text} (sealed to their owners when their cards have encryption keys), or null when the chat
+   * does not send to this peer or a body is over the size of a message body (counted as sealed): then the screen says
+   * so, with {@code refused} ("not sent", "not edited") first.
    */
-  private byte[] body(String text, String refused) {
-    byte[] body = MessageBody.encode(text);
-    if (body.length <= DmCodec.DEFAULT_MAX_BODY) {
-      return body;
+  private MessageSealer.Bodies bodies(String text, String refused, long createdAtMs, long nonce, long revision) {
+    if (blocked != null) {
+      screen.print("-- " + refused + ": " + quote(text) + ": " + blocked);
+      return null;
+    }
+    MessageSealer.Bodies bodies = sealer.bodies(user.login(), peer, createdAtMs, nonce, revision, text);
+    if (bodies.fits()) {
+      return bodies;
     }
     screen.print("-- " + refused + ": " + quote(text) + " is " + String.format(Locale.ROOT, "%,d", text.length())
-        + " characters (" + String.format(Locale.ROOT, "%,d", body.length) + " bytes); a message holds at most "
-        + String.format(Locale.ROOT, "%,d", DmCodec.DEFAULT_MAX_BODY) + " bytes: shorten it or send it in parts");
+        + " characters (" + String.format(Locale.ROOT, "%,d", bodies.largest()) + " bytes); a message holds at"
+        + " most " + String.format(Locale.ROOT, "%,d", DmCodec.DEFAULT_MAX_BODY) + " bytes: shorten it or send it in"
+        + " parts");
     return null;
   }
 
   /** Signs and sends a new message, unless it is over the size of a message body. */
   private void send(String text) {
-    byte[] body = body(text, "not sent");
-    if (body == null) {
-      return;
-    }
     if (unanswered.size() >= UNANSWERED) {
       screen.print("-- not sent (" + UNANSWERED + " messages still wait for the server): " + quote(text));
       return;
     }
-    ShineClient.SignedPair pair = ShineClient.signPair(user.login(), user.key(), peer, System.currentTimeMillis(),
-        ShineClient.randomNonce(), 0, body);
-    MessageView view = new MessageView(pair.outgoing().baseKey(), user.login(), peer, pair.outgoing().createdAtMs(),
-        0, text, Verdict.VERIFIED);
+    long createdAtMs = System.currentTimeMillis();
+    long nonce = ShineClient.randomNonce();
+    MessageSealer.Bodies bodies = bodies(text, "not sent", createdAtMs, nonce, 0);
+    if (bodies == null) {
+      return;
+    }
+    ShineClient.SignedPair pair = MessageSealer.sign(user.login(), user.key(), peer, createdAtMs, nonce, 0, bodies);
+    MessageView view = MessageView.own(pair.outgoing().baseKey(), user.login(), peer, createdAtMs, 0, text);
     mine.typed(view);
     unanswered.put(view.baseKey(), pair);
     submit(pair);
@@ -171,16 +187,18 @@ final class ChatConversation {
   /** {@code /edit}: a new revision of the user's {@code back}-th last message, shown in place once accepted. */
   private void edit(int back, String text) {
     MessageView message = ownMessage(back, "edit");
-    byte[] body = message == null ? null : body(text, "not edited");
-    if (body == null) {
+    if (message == null) {
       return;
     }
     DmKeys.ParsedKey key = DmKeys.parseBaseKey(message.baseKey());
     long revision = message.revision() + 1;
-    ShineClient.SignedPair pair = ShineClient.signPair(user.login(), user.key(), peer, key.createdAtMs(), key.nonce(),
-        revision, body);
-    MessageView edited = new MessageView(message.baseKey(), user.login(), peer, key.createdAtMs(), revision, text,
-        Verdict.VERIFIED);
+    MessageSealer.Bodies bodies = bodies(text, "not edited", key.createdAtMs(), key.nonce(), revision);
+    if (bodies == null) {
+      return;
+    }
+    ShineClient.SignedPair pair = MessageSealer.sign(user.login(), user.key(), peer, key.createdAtMs(), key.nonce(),
+        revision, bodies);
+    MessageView edited = MessageView.own(message.baseKey(), user.login(), peer, key.createdAtMs(), revision, text);
     client.get().sendPair(pair).onComplete(answer -> offer.accept(() -> {
       if (answer.failed()) {
         screen.print("-- not edited: " + quote(message.text()) + ": " + reason(answer.cause()));
@@ -223,7 +241,7 @@ final class ChatConversation {
     List<ClientSupport.Checked> page = ClientSupport.history(client.get(), verifier, peer, count);
     screen.print("-- the last " + page.size() + " messages with " + peer + ":");
     page.forEach(checked -> screen.print(MessageView.historyLine(checked.entry(), checked.verdict(),
-        screen.terminal())));
+        reader, screen.terminal())));
     screen.print("-- end of history");
   }
 
@@ -274,7 +292,7 @@ final class ChatConversation {
     Verdict verdict = ClientSupport.await(verifier.event(event));
     switch (event.path("op").asText()) {
       case "IncomingDirectMessage" -> {
-        MessageView view = MessageView.of(payload.path("blobB64").asText(), verdict);
+        MessageView view = MessageView.of(payload.path("blobB64").asText(), verdict, reader);
         if (view != null && view.from().equals(peer) && !flag(view, payload.path("messageKey").asText())
             && view.to().equals(user.login())) {
           showPeers(view, false);
@@ -282,7 +300,7 @@ final class ChatConversation {
         }
       }
       case "OutgoingDirectMessage" -> {
-        MessageView view = MessageView.of(payload.path("blobB64").asText(), verdict);
+        MessageView view = MessageView.of(payload.path("blobB64").asText(), verdict, reader);
         if (view != null && view.to().equals(peer) && !flag(view, payload.path("messageKey").asText())) {
           // new, or an edit made in another session of the user
           mine.reported(view, Tick.of(payload.path("deliveryState").asText(), false), false);

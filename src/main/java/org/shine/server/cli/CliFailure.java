@@ -17,6 +17,8 @@ public final class CliFailure extends RuntimeException {
   public static final int NOT_FOUND = 5;
   /** The key file cannot be read or is not a key file. */
   public static final int BAD_KEY_FILE = 6;
+  /** A contact's served card does not follow from the one pinned (keys changed in a way the devices did not sign). */
+  public static final int KEYS_CHANGED = 7;
 
   private final int exitCode;
 

@@ -8,7 +8,7 @@ import picocli.CommandLine.HelpCommand;
  * subcommand is its own class; those that log in extend {@link UserCommand} and share {@link UserOptions}.
  */
 @Command(name = "client", mixinStandardHelpOptions = true,
-    description = "A user's client of an access server: register, send, read, edit, delete, settings, chat.",
+    description = "A user's client of an access server: register, send, read, edit, delete, settings, keys, chat.",
     subcommands = {
         ClientRegister.class,
         ClientSend.class,
@@ -18,6 +18,7 @@ import picocli.CommandLine.HelpCommand;
         ClientRead.class,
         ClientDelete.class,
         ClientSettings.class,
+        ClientKeys.class,
         ChatCommand.class,
         HelpCommand.class,
     })

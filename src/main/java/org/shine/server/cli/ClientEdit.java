@@ -2,7 +2,7 @@ package org.shine.server.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Vertx;
-import org.shine.server.client.MessageBody;
+import org.shine.server.client.MessageSealer;
 import org.shine.server.client.ShineClient;
 import org.shine.server.dm.DmKeys;
 import picocli.CommandLine.Command;
@@ -34,8 +34,11 @@ final class ClientEdit extends UserCommand {
     ShineClient client = session(vertx, user);
     JsonNode stored = find(client, key.to(), key);
     long revision = stored.path("revision").asLong() + 1;
-    ShineClient.SignedPair pair = ShineClient.signPair(user.login(), user.key(), key.to(), key.createdAtMs(),
-        key.nonce(), revision, MessageBody.encode(text));
+    MessageSealer.Bodies bodies = sealer(vertx, client, user, key.to()).bodies(user.login(), key.to(),
+        key.createdAtMs(), key.nonce(), revision, text);
+    requireFits(bodies, text);
+    ShineClient.SignedPair pair = MessageSealer.sign(user.login(), user.key(), key.to(), key.createdAtMs(),
+        key.nonce(), revision, bodies);
     JsonNode answer = untilAnswered(vertx, user, client, c -> c.sendPair(pair, ANSWER_MS));
     print(answer, Tick.of(answer.path("deliveryState").asText(), false).render(context.terminal())
         + " edited (revision " + revision + ") to " + key.to() + ": " + text + "  (" + key.baseKey() + ")");

@@ -2,6 +2,7 @@ package org.shine.server.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.Vertx;
+import org.shine.server.client.BodyReader;
 import org.shine.server.client.ContainerVerifier;
 import org.shine.server.client.ShineClient;
 import picocli.CommandLine.Command;
@@ -28,11 +29,12 @@ final class ClientHistory extends UserCommand {
       throw CliFailure.usage("--limit is from 1 to 200 (one page of the server), not " + limit);
     }
     ShineClient client = session(vertx, user);
-    ContainerVerifier verifier = ClientSupport.verifier(vertx, user.login(), () -> client);
+    ContainerVerifier verifier = ClientSupport.verifier(vertx, user.login(), () -> client, contacts());
+    BodyReader reader = reader(user);
     for (ClientSupport.Checked checked : ClientSupport.history(client, verifier, peer, limit)) {
       ObjectNode annotated = checked.entry().deepCopy();
-      MessageView.annotate(annotated, checked.entry().path("blobB64").asText(null), checked.verdict());
-      print(annotated, MessageView.historyLine(checked.entry(), checked.verdict(), context.terminal()));
+      MessageView.annotate(annotated, checked.entry().path("blobB64").asText(null), checked.verdict(), reader);
+      print(annotated, MessageView.historyLine(checked.entry(), checked.verdict(), reader, context.terminal()));
     }
     return 0;
   }

@@ -6,6 +6,7 @@ import io.vertx.core.Vertx;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.shine.server.client.BodyReader;
 import org.shine.server.client.ContainerVerifier;
 import org.shine.server.client.Verdict;
 import picocli.CommandLine.Command;
@@ -37,7 +38,8 @@ final class ClientListen extends UserCommand {
             context.err().println("listen: too many events at once, one was dropped (history has it)");
           }
         }, () -> { }).open();
-    ContainerVerifier verifier = ClientSupport.verifier(vertx, user.login(), session::client);
+    ContainerVerifier verifier = ClientSupport.verifier(vertx, user.login(), session::client, contacts());
+    BodyReader reader = reader(user);
     context.err().println("listening as " + user.login() + " on " + options.server + " (Ctrl-C to stop)");
     try {
       while (!context.isStopped()) {
@@ -46,7 +48,7 @@ final class ClientListen extends UserCommand {
         }
         JsonNode event = events.poll(200, TimeUnit.MILLISECONDS);
         if (event != null) {
-          show(event, ClientSupport.await(verifier.event(event)));
+          show(event, ClientSupport.await(verifier.event(event)), reader);
         }
       }
     } catch (InterruptedException e) {
@@ -57,11 +59,11 @@ final class ClientListen extends UserCommand {
     return 0;
   }
 
-  private void show(JsonNode event, Verdict verdict) {
+  private void show(JsonNode event, Verdict verdict, BodyReader reader) {
     JsonNode payload = event.path("payload");
     if (payload.isObject()) {
-      MessageView.annotate((ObjectNode) payload, payload.path("blobB64").asText(null), verdict);
+      MessageView.annotate((ObjectNode) payload, payload.path("blobB64").asText(null), verdict, reader);
     }
-    print(event, EventText.describe(event, verdict, context.terminal()));
+    print(event, EventText.describe(event, verdict, reader, context.terminal()));
   }
 }

@@ -2,7 +2,7 @@ package org.shine.server.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.vertx.core.Vertx;
-import org.shine.server.client.MessageBody;
+import org.shine.server.client.MessageSealer;
 import org.shine.server.client.ShineClient;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -27,11 +27,16 @@ final class ClientSend extends UserCommand {
       throw CliFailure.usage("--text is empty: there is nothing to send");
     }
     ShineClient client = session(vertx, user);
-    ShineClient.SignedPair pair = ShineClient.signPair(user.login(), user.key(), to, System.currentTimeMillis(),
-        ShineClient.randomNonce(), 0, MessageBody.encode(text));
+    MessageSealer sealer = sealer(vertx, client, user, to);
+    long createdAtMs = System.currentTimeMillis();
+    long nonce = ShineClient.randomNonce();
+    MessageSealer.Bodies bodies = sealer.bodies(user.login(), to, createdAtMs, nonce, 0, text);
+    requireFits(bodies, text);
+    ShineClient.SignedPair pair = MessageSealer.sign(user.login(), user.key(), to, createdAtMs, nonce, 0, bodies);
     JsonNode answer = untilAnswered(vertx, user, client, c -> c.sendPair(pair, ANSWER_MS));
     print(answer, Tick.of(answer.path("deliveryState").asText(), false).render(context.terminal()) + " to " + to
-        + ": " + text + "  (" + answer.path("baseKey").asText() + ")");
+        + ": " + text + "  (" + answer.path("baseKey").asText() + ")" + (sealer.endToEnd() ? ""
+        : "  [not end-to-end encrypted: " + to + "'s card has no encryption key]"));
     return 0;
   }
 }

@@ -118,15 +118,26 @@ final class ClientSupport {
 
   /**
    * The check of what {@code me} receives (PROTOCOL §13): authors' cards read with {@code GetUserCard} on the
-   * connection {@code connection} gives at the time (a live session's changes when it reconnects), signatures checked
-   * on worker threads.
+   * connection {@code connection} gives at the time (a live session's changes when it reconnects) through the pinned
+   * cards ({@link ContactCards}: a card that does not follow from the pinned one is not used), signatures checked on
+   * worker threads.
    */
-  static ContainerVerifier verifier(Vertx vertx, String me, Supplier<ShineClient> connection) {
-    return ContainerVerifier.onWorkers(vertx, me, login -> connection.get()
-        .request("GetUserCard", ShineClient.object().put("login", login), ANSWER_TIMEOUT_S * 1000)
-        .map(answer -> Optional.of(answer.path("card")))
-        .recover(failure -> failure instanceof ShineClientException refused && refused.status() == 404
-            ? Future.succeededFuture(Optional.empty()) : Future.failedFuture(failure)));
+  static ContainerVerifier verifier(Vertx vertx, String me, Supplier<ShineClient> connection,
+      ContactCards contacts) {
+    return ContainerVerifier.onWorkers(vertx, me, login -> contacts.card(vertx, connection.get(), login)
+        .map(judged -> Optional.ofNullable(judged.card())));
+  }
+
+  /** The card the server serves for {@code login}, or null when it has none (404). */
+  static JsonNode servedCard(ShineClient client, String login) {
+    try {
+      return await(client.request("GetUserCard", ShineClient.object().put("login", login))).path("card");
+    } catch (ShineClientException e) {
+      if (e.status() == 404) {
+        return null;
+      }
+      throw e;
+    }
   }
 
   /** A message of a history page and what its check against the author's card found. */

@@ -1,6 +1,7 @@
 package org.shine.server.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import org.shine.server.client.BodyReader;
 import org.shine.server.client.Verdict;
 
 /**
@@ -11,11 +12,11 @@ final class EventText {
   private EventText() {
   }
 
-  static String describe(JsonNode event, Verdict verdict, boolean terminal) {
+  static String describe(JsonNode event, Verdict verdict, BodyReader reader, boolean terminal) {
     JsonNode payload = event.path("payload");
     String op = event.path("op").asText();
     return switch (op) {
-      case "IncomingDirectMessage", "OutgoingDirectMessage" -> message(payload, op, verdict, terminal);
+      case "IncomingDirectMessage", "OutgoingDirectMessage" -> message(payload, op, verdict, reader, terminal);
       case "DmDeliveryStateChanged" -> Tick.of(payload.path("deliveryState").asText(), false).render(terminal)
           + " " + payload.path("baseKey").asText();
       case "DmReadReceipt" -> verdict.trusted()
@@ -28,8 +29,9 @@ final class EventText {
     };
   }
 
-  private static String message(JsonNode payload, String op, Verdict verdict, boolean terminal) {
-    MessageView view = MessageView.of(payload.path("blobB64").asText(), verdict);
+  private static String message(JsonNode payload, String op, Verdict verdict, BodyReader reader,
+      boolean terminal) {
+    MessageView view = MessageView.of(payload.path("blobB64").asText(), verdict, reader);
     if (view == null) {
       return op + " " + MessageView.notVerified("unreadable container", terminal) + " "
           + payload.path("messageKey").asText();

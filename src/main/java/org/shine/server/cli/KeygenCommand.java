@@ -9,9 +9,13 @@ import org.shine.server.dm.Logins;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code keygen --out FILE [--login LOGIN]}: a new Ed25519 key pair, private file mode 600. */
+/**
+ * {@code keygen --out FILE [--login LOGIN]}: a new device key file (format 2, mode 600): an Ed25519 device key and an
+ * X25519 encryption key.
+ */
 @Command(name = "keygen", mixinStandardHelpOptions = true,
-    description = "Write a new Ed25519 key pair to FILE (mode 600); an existing file is never overwritten.")
+    description = "Write a new device key file to FILE (mode 600): an Ed25519 device key and an X25519 encryption"
+        + " key; an existing file is never overwritten.")
 final class KeygenCommand implements Callable<Integer> {
   @Option(names = "--out", required = true, paramLabel = "FILE", description = "the key file to create")
   private Path out;
@@ -40,7 +44,8 @@ final class KeygenCommand implements Callable<Integer> {
     } catch (IOException e) {
       throw new CliFailure(CliFailure.FAILED, "cannot write " + out + ": " + CliErrors.describe(e));
     }
-    context.out().println("wrote " + out + " (public key " + key.publicKeyB64() + ")");
+    context.out().println("wrote " + out + " (device key " + key.publicKeyB64() + "; the file also holds an"
+        + " encryption key for end-to-end encrypted messages)");
     return 0;
   }
 }

@@ -7,7 +7,7 @@ import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
 import java.util.Base64;
 import java.util.Locale;
-import org.shine.server.client.MessageBody;
+import org.shine.server.client.BodyReader;
 import org.shine.server.client.Verdict;
 import org.shine.server.dm.DmCodec;
 import org.shine.server.dm.DmContainer;
@@ -19,7 +19,7 @@ import org.shine.server.dm.DmFormatException;
  * never the text itself.
  */
 record MessageView(String baseKey, String from, String to, long createdAtMs, long revision, String text,
-    Verdict verdict) {
+    Verdict verdict, BodyReader.Kind body) {
   private static final String RED = "\u001b[31m";
   private static final String DIM = "\u001b[90m";
   private static final String DELETED = "(message deleted)";
@@ -28,22 +28,41 @@ record MessageView(String baseKey, String from, String to, long createdAtMs, lon
   private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss", Locale.ROOT)
       .withZone(ZoneId.systemDefault());
 
-  /** The view of a container in base64 with what its check found, or null when it does not parse. */
-  static MessageView of(String blobB64, Verdict verdict) {
+  /** A message of the user's own, as typed here: shown with its text and no mark. */
+  static MessageView own(String baseKey, String from, String to, long createdAtMs, long revision, String text) {
+    return new MessageView(baseKey, from, to, createdAtMs, revision, text, Verdict.VERIFIED, BodyReader.Kind.PLAIN);
+  }
+
+  /**
+   * The view of a container in base64 with what its check found, its body read by {@code reader} (decrypted, or
+   * marked), or null when it does not parse.
+   */
+  static MessageView of(String blobB64, Verdict verdict, BodyReader reader) {
     DmContainer container;
     try {
       container = DmCodec.parse(Base64.getDecoder().decode(blobB64));
     } catch (DmFormatException | IllegalArgumentException e) {
       return null;
     }
+    BodyReader.Read read = reader.read(container);
     return new MessageView(container.baseKey(), container.from(), container.to(), container.createdAtMs(),
-        container.revision(), MessageBody.text(container.body()), verdict);
+        container.revision(), read.readable() ? read.text() : BodyReader.CANNOT_DECRYPT, verdict, read.kind());
   }
 
-  /** The text of a container in base64, or a marker when it does not parse (for scripts and tests). */
+  /** The text of a plaintext container in base64, or a marker when it does not parse (for scripts and tests). */
   static String textOf(String blobB64) {
-    MessageView view = of(blobB64, Verdict.VERIFIED);
+    return textOf(blobB64, BodyReader.plain(""));
+  }
+
+  /** The text of a container in base64 as {@code reader} reads it, or a marker when it does not parse or open. */
+  static String textOf(String blobB64, BodyReader reader) {
+    MessageView view = of(blobB64, Verdict.VERIFIED, reader);
     return view == null ? "(unreadable container)" : view.text();
+  }
+
+  /** True when the body opened or was plaintext (its text is the author's words). */
+  boolean readable() {
+    return body != BodyReader.Kind.UNREADABLE;
   }
 
   /** True when the text may be shown as the author's. */
@@ -51,9 +70,19 @@ record MessageView(String baseKey, String from, String to, long createdAtMs, lon
     return verdict.trusted();
   }
 
-  /** The text as shown: the author's words when verified, else the mark saying why not. */
+  /**
+   * The text as shown: the author's words when verified, else the mark saying why not; a body this device cannot
+   * open as {@code [cannot decrypt on this device]}, never as text.
+   */
   String shown(boolean terminal) {
-    return verified() ? text : notVerified(verdict.reason(), terminal);
+    if (!verified()) {
+      return notVerified(verdict.reason(), terminal);
+    }
+    if (!readable()) {
+      String mark = "[" + BodyReader.CANNOT_DECRYPT + "]";
+      return terminal ? RED + mark + Tick.RESET : mark;
+    }
+    return text;
   }
 
   /** {@code [! not verified: reason]}, red on a terminal. */
@@ -66,14 +95,23 @@ record MessageView(String baseKey, String from, String to, long createdAtMs, lon
    * Adds to a JSON line what a script needs: {@code "verified"} and the {@code "text"} of a verified container, or
    * {@code "verified": false} and {@code "verifyFailure"} (the reason) and no text.
    */
-  static void annotate(ObjectNode json, String blobB64, Verdict verdict) {
+  static void annotate(ObjectNode json, String blobB64, Verdict verdict, BodyReader reader) {
     if (verdict.outcome() == Verdict.Outcome.NO_CONTAINER) {
       return;
     }
     json.put("verified", verdict.outcome() == Verdict.Outcome.VERIFIED);
     if (verdict.outcome() == Verdict.Outcome.VERIFIED) {
-      if (blobB64 != null) {
-        json.put("text", textOf(blobB64));
+      MessageView view = blobB64 == null ? null : of(blobB64, verdict, reader);
+      if (view != null) {
+        json.put("encrypted", view.body() == BodyReader.Kind.ENCRYPTED || view.body() == BodyReader.Kind.UNREADABLE);
+        if (view.readable()) {
+          json.put("text", view.text());
+        } else {
+          json.put("decryptFailure", BodyReader.CANNOT_DECRYPT);
+        }
+        if (view.body() == BodyReader.Kind.SENT_UNENCRYPTED) {
+          json.put("sentUnencrypted", true);
+        }
       }
     } else {
       json.put("verifyFailure", verdict.reason());
@@ -81,8 +119,8 @@ record MessageView(String baseKey, String from, String to, long createdAtMs, lon
   }
 
   /** One history line: time, direction, the tick of a sent message, the text (or its mark), marks, the key. */
-  static String historyLine(JsonNode entry, Verdict verdict, boolean terminal) {
-    MessageView view = of(entry.path("blobB64").asText(), verdict);
+  static String historyLine(JsonNode entry, Verdict verdict, BodyReader reader, boolean terminal) {
+    MessageView view = of(entry.path("blobB64").asText(), verdict, reader);
     if (view == null) {
       return "?  " + notVerified("unreadable container", terminal) + "  " + entry.path("baseKey").asText();
     }
@@ -120,6 +158,10 @@ record MessageView(String baseKey, String from, String to, long createdAtMs, lon
   }
 
   private String marks() {
-    return verified() && revision > 0 ? " (edited)" : "";
+    if (!verified()) {
+      return "";
+    }
+    return (revision > 0 ? " (edited)" : "") + (body == BodyReader.Kind.SENT_UNENCRYPTED
+        ? " [" + BodyReader.SENT_UNENCRYPTED + "]" : "");
   }
 }

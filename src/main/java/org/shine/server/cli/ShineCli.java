@@ -29,7 +29,8 @@ import picocli.CommandLine.Spec;
         HelpCommand.class,
     },
     footer = {"", "Exit codes: 0 ok, 1 failed, 2 usage or config error,",
-        "3 server unreachable or connection lost, 4 login refused,", "5 unknown user or message, 6 bad key file."})
+        "3 server unreachable or connection lost, 4 login refused,", "5 unknown user or message, 6 bad key file,",
+        "7 a contact's keys changed in a way their devices did not sign."})
 public final class ShineCli implements Callable<Integer> {
   @Spec
   private CommandSpec spec;

@@ -133,6 +133,25 @@ public final class DeviceCard {
     return this;
   }
 
+  /** Replaces the routes (serverLogin → url, in order): a user moving to other access servers. */
+  public DeviceCard routes(List<Map.Entry<String, String>> newRoutes) {
+    routes.clear();
+    routes.addAll(newRoutes);
+    return this;
+  }
+
+  /** Sets the label of a device key already in the card (labels are not signed). */
+  public DeviceCard label(String keyB64, String label) {
+    if (keys.containsKey(keyB64)) {
+      keys.put(keyB64, label);
+    }
+    return this;
+  }
+
+  public String encryptionKeyB64() {
+    return encryptionKeyB64;
+  }
+
   /** Sets the version (a recovery may keep counting from any version). */
   public DeviceCard version(long newVersion) {
     version = newVersion;

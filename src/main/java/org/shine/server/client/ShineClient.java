@@ -236,6 +236,16 @@ public final class ShineClient {
     return request("PublishUserCard", payload);
   }
 
+  /** Publishes a card already signed (a v3 card of {@link DeviceCard}), with an invite code or null. */
+  public Future<JsonNode> publishCard(ObjectNode card, String inviteCode) {
+    ObjectNode payload = object();
+    payload.set("card", card);
+    if (inviteCode != null) {
+      payload.put("inviteCode", inviteCode);
+    }
+    return request("PublishUserCard", payload);
+  }
+
   /**
    * Every setting of the logged-in user (GetUserSettings page after page, PROTOCOL §13), in key order. Stops with a
    * failure after {@link #MAX_SETTINGS_PAGES} pages, so a server that always answers {@code nextKey} cannot hold it.
@@ -302,6 +312,16 @@ public final class ShineClient {
     DmContainer incoming = DmCodec.sign(DmKind.INCOMING, createdAtMs, nonce, revision, from, to, "", body,
         key.privateKey());
     DmContainer outgoing = DmCodec.sign(DmKind.OUTGOING, createdAtMs, nonce, revision, from, to, "", body,
+        key.privateKey());
+    return new SignedPair(incoming, outgoing);
+  }
+
+  /** Signs both copies of one logical message, each with its own body (PROTOCOL §4 v3: each sealed to its owner). */
+  public static SignedPair signPair(String from, KeyFile key, String to, long createdAtMs, long nonce, long revision,
+      byte[] incomingBody, byte[] outgoingBody) {
+    DmContainer incoming = DmCodec.sign(DmKind.INCOMING, createdAtMs, nonce, revision, from, to, "", incomingBody,
+        key.privateKey());
+    DmContainer outgoing = DmCodec.sign(DmKind.OUTGOING, createdAtMs, nonce, revision, from, to, "", outgoingBody,
         key.privateKey());
     return new SignedPair(incoming, outgoing);
   }

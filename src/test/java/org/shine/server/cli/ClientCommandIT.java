@@ -19,9 +19,13 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.shine.server.client.BodyReader;
 import org.shine.server.client.MessageBody;
 import org.shine.server.client.ShineClient;
+import org.shine.server.dm.BodyCipher;
 import org.shine.server.dm.DmCodec;
+import org.shine.server.dm.DmContainer;
+import org.shine.server.dm.Hpke;
 import org.shine.server.dm.KeyFile;
 import org.shine.server.support.Eventually;
 import org.shine.server.support.TestServer;
@@ -100,9 +104,13 @@ class ClientCommandIT {
     }
     assertThat(entry).as(history.out()).isNotNull();
     assertThat(entry.get("text").asText()).isEqualTo("as json");
-    byte[] body = DmCodec.parse(Base64.getDecoder().decode(entry.get("blobB64").asText())).body();
+    assertThat(entry.get("encrypted").asBoolean()).isTrue();
+    DmContainer copy = DmCodec.parse(Base64.getDecoder().decode(entry.get("blobB64").asText()));
+    assertThat(BodyCipher.isEncrypted(copy.body())).as("bob's card has an encryption key: his copy is sealed").isTrue();
+    byte[] body = BodyCipher.openBody(copy.body(), BodyCipher.PrivateKeys.of(KeyFile.read(Path.of(bob))
+        .encryptionKeys().stream().map(Hpke.KeyPair::privateKey).toList()), copy.baseKey(), copy.kind(), 0);
     assertThat(Json.MAPPER.readTree(new String(body, StandardCharsets.UTF_8)))
-        .as("the body is PROTOCOL §3 v2 JSON").isEqualTo(Json.MAPPER.readTree("{\"v\":1,\"text\":\"as json\"}"));
+        .as("the sealed body is PROTOCOL §3 v2 JSON").isEqualTo(Json.MAPPER.readTree("{\"v\":1,\"text\":\"as json\"}"));
   }
 
   @Test
@@ -112,7 +120,7 @@ class ClientCommandIT {
     session.login("alice", KeyFile.read(Path.of(alice))).await();
     session.sendText("alice", KeyFile.read(Path.of(alice)), "bob", "plain old text").await();
     Cli.Result history = Cli.run("client", "history", "--key", bob, "--server", url, "--peer", "alice");
-    assertThat(history.out()).contains("alice → bob  plain old text  (");
+    assertThat(history.out()).contains("alice → bob  plain old text [sent unencrypted]  (");
     assertThat(MessageBody.text("plain old text".getBytes(StandardCharsets.UTF_8))).isEqualTo("plain old text");
   }
 
@@ -318,12 +326,14 @@ class ClientCommandIT {
     assertThat(refused.err().lines().count()).isEqualTo(1);
 
     Path events = dir.resolve("events.jsonl");
+    BodyReader bobsReader = new BodyReader("bob", KeyFile.read(Path.of(bob)).encryptionKeys(), login -> false);
     try (Cli.Running adapter = Cli.start("adapter", "run", "--server", url, "--key", bob, "--inbox",
         dir.resolve("bob-inbox.db").toString(), "--out", events.toString(), "--wait", "1", "--status-every", "0")) {
       Eventually.until("the adapter runs", 10_000, () -> adapter.err().contains("adapter receiving for bob"));
       Cli.run("client", "send", "--key", alice, "--server", url, "--to", "bob", "--text", "over the hub");
       Eventually.until("the event is written", 15_000, () -> readQuietly(events).lines().anyMatch(line ->
-          line.contains("IncomingDirectMessage") && MessageView.textOf(blobOf(line)).equals("over the hub")));
+          line.contains("IncomingDirectMessage")
+              && MessageView.textOf(blobOf(line), bobsReader).equals("over the hub")));
     }
   }
 

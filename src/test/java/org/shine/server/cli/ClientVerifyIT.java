@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.shine.server.adapter.Inbox;
+import org.shine.server.client.BodyReader;
 import org.shine.server.client.MessageBody;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.Verdict;
@@ -105,7 +106,7 @@ class ClientVerifyIT {
 
     // on a terminal the mark is red, and the changed words are not there either
     String onTerminal = MessageView.historyLine(byKey.get(tampered), Verdict.notVerified(
-        byKey.get(tampered).get("verifyFailure").asText()), true);
+        byKey.get(tampered).get("verifyFailure").asText()), BodyReader.plain("alice"), true);
     assertThat(onTerminal).contains(RED + "[! not verified: signature does not match alice's key]" + Tick.RESET)
         .doesNotContain("carol 99");
   }

@@ -100,7 +100,7 @@ class ShineCliTest {
     Cli.Result noSubcommand = Cli.run("client");
     assertThat(noSubcommand.exitCode()).isEqualTo(2);
     assertThat(noSubcommand.err()).contains("commands: register, send, history, listen, edit, read, delete,"
-        + " settings, chat");
+        + " settings, keys, chat");
 
     Cli.Result missing = Cli.run("server");
     assertThat(missing.exitCode()).isEqualTo(2);
@@ -127,6 +127,21 @@ class ShineCliTest {
     assertThat(again.exitCode()).isEqualTo(1);
     assertThat(again.err()).contains("exists; refusing to overwrite a key");
     assertThat(Cli.run("keygen", "--out", file + "2", "--login", "Not Valid").exitCode()).isEqualTo(2);
+  }
+
+  @Test
+  @DisplayName("client keys lists its steps, each with its own --help")
+  void keysHelp() {
+    Cli.Result keys = Cli.run("client", "keys", "--help");
+    assertThat(keys.exitCode()).isZero();
+    assertThat(keys.out()).contains("list", "transfer-key", "add", "receive", "remove", "rotate", "revoke",
+        "recovery", "recover", "trust");
+    for (String step : List.of("list", "transfer-key", "add", "receive", "remove", "rotate", "revoke", "recovery",
+        "recover", "trust")) {
+      Cli.Result help = Cli.run("client", "keys", step, "--help");
+      assertThat(help.exitCode()).as(step).isZero();
+      assertThat(help.out()).as(step).contains("Usage:");
+    }
   }
 
   @Test
