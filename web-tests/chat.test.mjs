@@ -141,6 +141,16 @@ async function tickShot(page, text, state) {
   await message(page, text).screenshot({ path: join(SHOTS, `tick-${state}.png`) });
 }
 
+/** "Export key": the key file the page writes (format 2), saved as `file`. */
+async function exportKey(page, file) {
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export key' }).click(),
+  ]);
+  await download.saveAs(file);
+  return file;
+}
+
 async function importAndRegister(page, keyFile, second) {
   await page.getByLabel('Import key').setInputFiles(keyFile);
   await page.getByRole('button', { name: 'Register' }).waitFor({ timeout: WAIT });
@@ -184,7 +194,7 @@ test('two people chat across four servers with the seed\'s ticks', async () => {
 async function chat() {
   const aliceKey = keygen(join(RUN_DIR, 'alice.key'), 'alice');
   const bobKey = keygen(join(RUN_DIR, 'bob.key'), 'bob');
-  const alice = await browser.newContext({ viewport: { width: 1000, height: 700 } });
+  const alice = await browser.newContext({ viewport: { width: 1000, height: 700 }, acceptDownloads: true });
   const bob = await browser.newContext({ viewport: { width: 390, height: 760 }, colorScheme: 'dark' });
   await bob.addInitScript(fakeNotificationsAndVisibility);
 
@@ -193,6 +203,10 @@ async function chat() {
   await importAndRegister(a1, aliceKey, 's2');
   const b4 = await newPage(bob, 's4');
   await importAndRegister(b4, bobKey, 's3');
+  // registering made alice's card v3 with an encryption key made in her browser: her other tabs take the key file
+  // "Export key" writes (format 2, with that key), not keygen's
+  const aliceFile = await exportKey(a1, join(RUN_DIR, 'alice-exported.key'));
+  assert.equal(JSON.parse(readFileSync(aliceFile, 'utf8')).encryptionKeys.length, 1);
 
   // no chat open: what to do first
   await a1.getByRole('heading', { name: 'No chat open' }).waitFor({ timeout: WAIT });
@@ -258,7 +272,7 @@ async function chat() {
 
   // a second tab of alice, on her other server, shows the message and its ticks, and what the first tab sends next
   const a2 = await newPage(alice, 's2');
-  await a2.getByLabel('Import key').setInputFiles(aliceKey); // another origin, so another key store
+  await a2.getByLabel('Import key').setInputFiles(aliceFile); // another origin, so another key store
   await a2.locator('button[data-peer="bob"]').click({ timeout: WAIT });
   await expectState(a2, 'hello bob', 'read');
   await a1.getByLabel('Message').fill('second one');
@@ -323,13 +337,14 @@ async function chat() {
   assert.equal(await a2.locator('li[data-state="deleted"]').count(), 1, 'the mark, from history');
   assert.doesNotMatch(await a2.locator('body').textContent(), /second one/);
 
-  // a message longer than the server takes is refused before it is signed, in plain words, and stays to be shortened
-  const long = 'x'.repeat(70000);
+  // a message longer than the server takes once sealed is refused before it is signed, in plain words, and stays to be
+  // shortened
+  const long = 'x'.repeat(50000);
   await a1.getByLabel('Message').fill(long);
   await a1.getByRole('button', { name: 'Send' }).click();
-  await a1.getByText('This message is too long: 70,000 characters, the limit is 65,519 (64 KiB). Shorten it or split '
+  await a1.getByText('This message is too long: 50,000 characters, the limit is 49,020 (64 KiB). Shorten it or split '
     + 'it into several messages.').waitFor({ timeout: WAIT });
-  assert.equal((await a1.getByLabel('Message').inputValue()).length, 70000);
+  assert.equal((await a1.getByLabel('Message').inputValue()).length, 50000);
   assert.equal(await a1.locator('li[data-message-key]', { hasText: 'xxxxxxxxxx' }).count(), 0, 'nothing queued');
   await a1.getByLabel('Message').fill('');
 
@@ -383,7 +398,7 @@ async function chat() {
   const aliceYesterday = await browser.newContext(); // a clock is the whole context's
   await aliceYesterday.clock.setFixedTime(yesterday.getTime()); // Date.now() says this; timers run as usual
   const a3 = await newPage(aliceYesterday, 's1');
-  await a3.getByLabel('Import key').setInputFiles(aliceKey);
+  await a3.getByLabel('Import key').setInputFiles(aliceFile);
   await a3.locator('button[data-peer="bob"]').click({ timeout: WAIT });
   await a3.getByLabel('Message').fill('see you tomorrow');
   await a3.getByLabel('Message').press('Enter');
@@ -405,6 +420,18 @@ async function chat() {
   assert.match(readDetails, /Read by bobYes, Today \d/);
   await shot(a1, '9-chat-light');
   await a1.getByRole('dialog', { name: 'Details' }).getByRole('button', { name: 'Close' }).click();
+
+  // end to end: no marker anywhere, and none of the words on any server (each copy sealed to its owner's key)
+  assert.equal(await a1.locator('li[data-marker]').count(), 0);
+  assert.equal(await a1.locator('#peer-note').isHidden(), true);
+  assert.equal(await b4.locator('li[data-marker]').count(), 0);
+  for (const server of ['s1', 's2', 's3', 's4']) {
+    for (const words of ['hello bob', 'are you there?', 'see you tomorrow', 'good morning']) {
+      assert.equal(federation.sql(server, `SELECT count(*) FROM dm_message WHERE position(convert_to('${words}', 'UTF8') `
+        + `in blob) > 0 OR position(convert_to('${words}', 'UTF8') in coalesce(pair_blob, ''::bytea)) > 0`).trim(), '0',
+      `${words} on ${server}`);
+    }
+  }
 
   assert.deepEqual(problems, [], 'no script errors, CSP violations or requests outside the server');
   await alice.close();

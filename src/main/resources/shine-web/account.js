@@ -1,13 +1,24 @@
 // The user's key and session: create, import, export and forget the key, register its card, start a session (a
 // protocol client whose events go to the store) and say what its connection does, including a login refused.
+import { browserLabel } from './cards.js';
 import { badLogin, plain } from './errors.js';
 import { ProtocolClient, publishedCard, register, wsUrl } from './protocol.js';
 import {
-  createKey, forgetIdentity, keyFileText, keyFromFile, saveIdentity,
+  createEncryptionKey, createKey, forgetIdentity, keyFileText, keyFromFile, saveIdentity,
 } from './keys.js';
 
+/** Whether a card as served (v1 or v3) lists `publicKeyB64` as a device key. */
+export function listsKey(card, publicKeyB64) {
+  return Boolean(card) && (card.publicKeyB64 === publicKeyB64
+    || (Array.isArray(card.keys) && card.keys.some((k) => k.publicKeyB64 === publicKeyB64)));
+}
+
+/** What a device whose key was revoked is told when the server closes its session. */
+export const REVOKED_TEXT = 'This device\'s key was revoked from another of your devices, so this browser is signed out '
+  + 'and its keys are forgotten. If that was not you, use your recovery key.';
+
 /** `session` {identity, client} is written here alone. */
-export function createAccount({ db, server, store, session, views, chat, outbox }) {
+export function createAccount({ db, server, store, session, views, chat, outbox, pins }) {
   let lastRefusal = null; // a refusal the connection tries again after: its words stay until a login succeeds
   async function create(login) {
     const bad = badLogin(login);
@@ -40,8 +51,19 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
       }
       servers.push({ serverLogin: secondLogin, url: secondUrl });
     }
+    const { identity } = session;
     try {
-      await register(session.identity, servers);
+      // a card with no encryption key gets one made here (a v1 card moves to v3 with it)
+      const served = await publishedCard(identity.login);
+      if (!(served && served.encryptionKeyB64) && identity.encryptionKeys.length === 0
+          && (!served || listsKey(served, identity.publicKeyB64))) {
+        identity.encryptionKeys = [await createEncryptionKey()];
+        await saveIdentity(db, identity);
+      }
+      await register(identity, servers, {
+        label: browserLabel(navigator.userAgent),
+        encryptionKeyB64: identity.encryptionKeys[0] ? identity.encryptionKeys[0].publicKeyB64 : null,
+      });
     } catch (e) {
       throw new Error(plain(e, { login: session.identity.login }));
     }
@@ -77,6 +99,7 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
     }
     views.showChat(identity.login);
     const client = new ProtocolClient(wsUrl(), identity, {
+      pins,
       onState: (connection, error) => onState(client, connection, error),
       onEvent: (event) => store.dispatch(event),
       onError: (e) => views.error('chat-error', plain(e)),
@@ -97,6 +120,8 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
       chat.online().catch((e) => views.error('chat-error', plain(e)));
     } else if (connection === 'refused') {
       refused(client, error);
+    } else if (connection === 'revoked') {
+      revoked();
     } else if ((connection === 'offline' || connection === 'reconnecting') && !lastRefusal) {
       views.banner('Offline: reconnecting. Messages you write are sent when the connection is back.');
     }
@@ -129,11 +154,21 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
     if (error.status === 401) {
       // the login exists here (else 404): unless its card names this very key, the key is someone else's
       const card = await publishedCard(identity.login);
-      if (!card || card.publicKeyB64 !== identity.publicKeyB64) {
+      if (!listsKey(card, identity.publicKeyB64)) {
         why = `This key is not ${identity.login}'s key on this server.`;
       }
     }
     views.showRefused(why);
+  }
+
+  /** The server closed the session because this device's key was revoked: signed out, keys forgotten, said plainly. */
+  async function revoked() {
+    session.client = null;
+    await forgetIdentity(db);
+    session.identity = null;
+    store.dispatch({ type: 'signedOut' });
+    views.notSignedIn();
+    views.showRefused(REVOKED_TEXT);
   }
 
   return { create, importKey, registerAndStart, exportKey, signOut, start };

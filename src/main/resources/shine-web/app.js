@@ -6,7 +6,7 @@ import { createAccount } from './account.js';
 import { createAttention } from './attention.js';
 import { createChat } from './chat.js';
 import { badLogin, plain } from './errors.js';
-import { idb, loadIdentity, openDb } from './keys.js';
+import { idb, idbPins, loadIdentity, openDb } from './keys.js';
 import { Outbox, idbStorage } from './outbox.js';
 import { createStore } from './state.js';
 import { createViews, guarded } from './views.js';
@@ -28,10 +28,11 @@ async function main() {
   views.thisServer(server);
   const outbox = new Outbox({
     store, storage: idbStorage(db, idb), session, onError: (text) => views.error('chat-error', text),
+    seal: (owner, baseKey, kind, revision, body) => session.client.sealFor(owner, baseKey, kind, revision, body),
   });
   chat = createChat({ store, session, outbox, views });
   createAttention(store, (peer) => chat.openChat(peer, true));
-  const account = createAccount({ db, server, store, session, views, chat, outbox });
+  const account = createAccount({ db, server, store, session, views, chat, outbox, pins: idbPins(db) });
   wireSetup(account);
   wireChat();
   const identity = await loadIdentity(db);

@@ -2,7 +2,7 @@
 // plain shape, and `follows` says whether a newer card follows from a pinned one the way the protocol allows (the
 // same epoch signed by a current device key of the previous card, epoch + 1 by its recovery key, every old key kept as
 // a key, retired or revoked). The one place the chat reads keys from a card. For the browser and for Node.
-import { b64decode, cardText, cardText3 } from './codec.js';
+import { b64decode, b64encode, cardText, cardText3 } from './codec.js';
 
 const B64_32 = /^[A-Za-z0-9+/]{43}=$/;
 
@@ -125,4 +125,53 @@ export function chainFollows(pinned, chain) {
     previous = card;
   }
   return previous !== pinned;
+}
+
+/**
+ * The v3 card that follows `served` (as served, v1 or v3; null for a login new here): the same epoch, the next
+ * version, the same keys, lists and routes, then `change(card)` edits it. As client.DeviceCard.next does.
+ */
+export function nextCard(login, served, change = () => {}) {
+  const card = { login, epoch: 0, version: 1, keys: [], accessServers: [] };
+  if (served) {
+    card.epoch = served.epoch || 0;
+    card.version = served.version + 1;
+    card.keys = served.publicKeyB64 !== undefined ? [{ publicKeyB64: served.publicKeyB64 }]
+      : served.keys.map((k) => ({ ...k }));
+    for (const field of ['recoveryKeyB64', 'encryptionKeyB64']) {
+      if (served[field]) {
+        card[field] = served[field];
+      }
+    }
+    if (served.retiredKeys?.length) {
+      card.retiredKeys = served.retiredKeys.map((k) => ({ ...k }));
+    }
+    if (served.revokedKeysB64?.length) {
+      card.revokedKeysB64 = [...served.revokedKeysB64];
+    }
+    card.accessServers = served.accessServers.map((s) => ({ ...s }));
+  }
+  change(card);
+  return card;
+}
+
+/** Signs a v3 card with a device key (or the recovery key): the card as PublishUserCard takes it. */
+export async function signCard(card, signerKeyB64, privateKey) {
+  const signed = { ...card, signerKeyB64 };
+  for (const list of ['retiredKeys', 'revokedKeysB64']) {
+    if (signed[list] && signed[list].length === 0) {
+      delete signed[list];
+    }
+  }
+  const signature = await crypto.subtle.sign('Ed25519', privateKey, cardText3(signed));
+  return { ...signed, signatureB64: b64encode(new Uint8Array(signature)) };
+}
+
+/** A device key's label: the browser's name, at most 32 characters (labels are not signed). */
+export function browserLabel(userAgent) {
+  const names = [['Edg/', 'Edge'], ['Firefox/', 'Firefox'], ['Chromium/', 'Chromium'], ['Chrome/', 'Chrome'],
+    ['Safari/', 'Safari']];
+  const found = names.find(([token]) => userAgent.includes(token));
+  const os = ['Android', 'iPhone', 'Linux', 'Windows', 'Mac'].find((o) => userAgent.includes(o));
+  return `${found ? found[1] : 'Browser'}${os ? ` on ${os}` : ''}`.slice(0, 32);
 }

@@ -6,6 +6,8 @@ import { detailsOf } from './details.js';
 import { plain } from './errors.js';
 import { createMenu } from './menu.js';
 import { TICKS, tickOf } from './outbox.js';
+import { keysChangedText } from './cards.js';
+import { SENT_UNENCRYPTED } from './protocol.js';
 import { DELETED_TEXT } from './state.js';
 import { dayKey, dayLabel, timeLabel } from './when.js';
 
@@ -60,6 +62,9 @@ export function createViews(store, handlers) {
     if (state.conversations !== previous.conversations || state.peer !== previous.peer) {
       renderConversations(state);
     }
+    if (state.peerCard !== previous.peerCard || state.peer !== previous.peer) {
+      renderPeerNote(state);
+    }
     if (event.type === 'pageLoaded' && event.newest && event.peer === state.peer) {
       const line = $('messages').querySelector('.new-messages');
       if (line && previous.unreadFrom === null) {
@@ -89,6 +94,23 @@ export function createViews(store, handlers) {
     });
     $('conversations').replaceChildren(...items);
     $('no-chats').hidden = items.length > 0;
+  }
+
+  /**
+   * Under the peer's name: "not end-to-end encrypted" when their card has no encryption key; a blocking warning (and
+   * no composer) when their keys changed in a way their devices did not sign.
+   */
+  function renderPeerNote(state) {
+    const note = $('peer-note');
+    const card = state.peerCard;
+    const broken = Boolean(card && card.broken);
+    note.hidden = !card || (!broken && card.enc !== null);
+    note.textContent = !card ? '' : (broken ? `${keysChangedText(state.peer)}. Sending to ${state.peer} is `
+      + 'disabled: ask them, on another channel, what happened.' : 'not end-to-end encrypted');
+    note.className = broken ? 'peer-note warning' : 'peer-note';
+    note.setAttribute('role', broken ? 'alert' : 'status');
+    $('message').disabled = broken;
+    $('send').disabled = broken;
   }
 
   /** A line with the day above each day's first message, and "New messages" above the first unread one. */
@@ -126,7 +148,12 @@ export function createViews(store, handlers) {
       }
     }
     li.className = `message${message.outgoing ? ' mine' : ''}${message.verified ? '' : ' not-verified'}`
-      + `${message.deleted ? ' deleted' : ''}`;
+      + `${message.deleted ? ' deleted' : ''}${message.marker === 'cannot-decrypt' ? ' cannot-decrypt' : ''}`;
+    if (message.marker) {
+      li.dataset.marker = message.marker;
+    } else {
+      delete li.dataset.marker;
+    }
     li.dataset.messageKey = message.messageKey;
     li.dataset.verified = String(message.verified);
     const meta = document.createElement('div');
@@ -144,6 +171,9 @@ export function createViews(store, handlers) {
     const text = span('text', message.text);
     if (message.revision > 0) {
       meta.append(span('edited', '(edited)'));
+    }
+    if (message.marker === 'unencrypted') {
+      meta.append(span('marker', SENT_UNENCRYPTED));
     }
     if (!message.verified) {
       li.dataset.state = 'not-verified';
@@ -179,7 +209,7 @@ export function createViews(store, handlers) {
       return [];
     }
     const items = [];
-    if (message.outgoing && !message.pending) {
+    if (message.outgoing && !message.pending && message.marker !== 'cannot-decrypt') {
       items.push({ label: 'Edit', action: () => guarded('chat-error', () => handlers.edit(message)) });
     }
     if (!message.pending) {
