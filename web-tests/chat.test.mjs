@@ -476,3 +476,122 @@ test('a key made in the browser is exported in the keygen format and works with 
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+/** A v1 card (one key, no encryption key) published from a page, as an older client would: the login's first card. */
+async function publishV1Card(page, login, servers) {
+  await page.evaluate(async ([who, routes]) => {
+    const b64 = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes)));
+    const pair = await crypto.subtle.generateKey('Ed25519', true, ['sign', 'verify']);
+    const publicKeyB64 = b64(await crypto.subtle.exportKey('raw', pair.publicKey));
+    const text = `SHiNE_CARD|${who}|${publicKeyB64}|1|${routes.map((s) => `${s.serverLogin}=${s.url}`).join('|')}`;
+    const signatureB64 = b64(await crypto.subtle.sign('Ed25519', pair.privateKey, new TextEncoder().encode(text)));
+    const card = { login: who, publicKeyB64, accessServers: routes, version: 1, signatureB64 };
+    await new Promise((ok, fail) => {
+      const socket = new WebSocket(`ws://${location.host}/ws`);
+      socket.onopen = () => socket.send(JSON.stringify({ op: 'PublishUserCard', requestId: 'v1', payload: { card } }));
+      socket.onmessage = (m) => {
+        const frame = JSON.parse(m.data);
+        socket.close();
+        (frame.status === 200 ? ok : fail)(new Error(m.data));
+      };
+    });
+  }, [login, servers]);
+}
+
+async function createAndRegister(page, login, second) {
+  await page.getByLabel('Login', { exact: true }).fill(login);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  if (second) {
+    await page.getByLabel('Second access server (optional): its serverLogin').fill(second);
+    await page.getByLabel('and its WebSocket URL').fill(federation.url(second));
+  }
+  await page.getByRole('button', { name: 'Register' }).click();
+  await page.getByText(`Signed in as ${login}`).waitFor({ timeout: WAIT });
+}
+
+async function send(page, text) {
+  await page.getByLabel('Message').fill(text);
+  await page.getByLabel('Message').press('Enter');
+}
+
+async function openChatWith(page, peer) {
+  await page.getByLabel('Chat with').fill(peer);
+  await page.getByLabel('Chat with').press('Enter');
+  await page.getByRole('heading', { name: peer }).waitFor({ timeout: WAIT });
+}
+
+test('a second device added by the text route reads the same history; a revoked device is signed out; a peer '
+  + 'with a v1 card is "not end-to-end encrypted"', async () => {
+  const daveContext = await browser.newContext();
+  const erinContext = await browser.newContext();
+  const newContext = await browser.newContext();
+  const d1 = await newPage(daveContext, 's1');
+  await createAndRegister(d1, 'dave', 's2');
+  const e3 = await newPage(erinContext, 's3');
+  await createAndRegister(e3, 'erin');
+  await openChatWith(d1, 'erin');
+  await send(d1, 'before the second device');
+  await expectState(d1, 'before the second device', 'delivered');
+
+  // the new browser, on dave's other server: its keys as text and as a QR code, waiting
+  const d2 = await newPage(newContext, 's2');
+  await d2.getByLabel('Login', { exact: true }).fill('dave');
+  await d2.getByRole('button', { name: 'Add this browser to an existing account' }).click();
+  await d2.getByRole('heading', { name: 'Waiting for approval' }).waitFor({ timeout: WAIT });
+  const request = await d2.getByLabel('This browser\'s keys').inputValue();
+  assert.match(request, /^SHiNE add device\nlogin: dave\ndevice key: [A-Za-z0-9+/]{43}=\ntransfer key: /);
+  assert.equal(await d2.locator('#request-qr svg path').count(), 1);
+  await d2.getByText('Not approved yet').waitFor({ timeout: WAIT });
+  await shot(d2, 'add-device-waiting');
+
+  // dave approves it on his first device
+  await d1.getByRole('button', { name: 'Devices' }).click();
+  await d1.getByLabel('Paste the text the new device shows').fill(request);
+  await d1.getByRole('button', { name: 'Approve' }).click();
+  await d1.getByText(/^Added /).waitFor({ timeout: WAIT });
+  await d1.getByRole('button', { name: 'Close' }).click();
+
+  // the new browser signs in by itself and reads the history written before it was added
+  await d2.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+  await d2.locator('button[data-peer="erin"]').click({ timeout: WAIT });
+  await message(d2, 'before the second device').waitFor({ timeout: WAIT });
+  await e3.locator('button[data-peer="dave"]').click({ timeout: WAIT });
+  await send(e3, 'hello both of you');
+  await send(d1, 'after the approval');
+  for (const page of [d1, d2, e3]) {
+    for (const text of ['before the second device', 'hello both of you', 'after the approval']) {
+      await message(page, text).waitFor({ timeout: WAIT });
+    }
+    assert.equal(await page.locator('li[data-marker]').count(), 0, 'nothing that does not open, nothing unencrypted');
+  }
+  await shot(d2, 'add-device-history');
+  // the sealed keys were taken: the setting is null now (settings have no delete)
+  assert.equal(federation.sql('s2', 'SELECT string_agg(value_json, \',\') FROM user_setting WHERE owner = \'dave\' '
+    + 'AND key LIKE \'keys.transfer.%\'').trim(), 'null');
+
+  // dave revokes it from his first device: it is signed out, with words that say why
+  await d1.getByRole('button', { name: 'Devices' }).click();
+  assert.equal(await d1.locator('#revoke-select option').count(), 1);
+  await d1.getByRole('button', { name: 'Revoke' }).click();
+  await d1.getByText(/^Revoked: /).waitFor({ timeout: WAIT });
+  await d1.getByRole('button', { name: 'Close' }).click();
+  await d2.getByText('This device\'s key was revoked from another of your devices').waitFor({ timeout: WAIT });
+  assert.equal(await d2.locator('#chat').isHidden(), true);
+  await shot(d2, 'revoked');
+  // with the new encryption key, both sides still read what follows
+  await d1.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+  await d1.locator('button[data-peer="erin"]').click({ timeout: WAIT });
+  await send(d1, 'after the revocation');
+  await message(e3, 'after the revocation').waitFor({ timeout: WAIT });
+  await expectState(d1, 'after the revocation', 'read');
+  assert.equal(await e3.locator('li[data-marker]').count(), 0);
+
+  // a peer whose card is v1 (no encryption key): the conversation says it is not end-to-end encrypted
+  await publishV1Card(d1, 'frank', [{ serverLogin: 's1', url: federation.url('s1') }]);
+  await openChatWith(d1, 'frank');
+  await d1.getByText('not end-to-end encrypted').waitFor({ timeout: WAIT });
+  await openChatWith(d1, 'erin');
+  assert.equal(await d1.locator('#peer-note').isHidden(), true, 'erin\'s conversation is encrypted');
+  assert.deepEqual(problems, []);
+  await Promise.all([daveContext.close(), erinContext.close(), newContext.close()]);
+});

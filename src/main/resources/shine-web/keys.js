@@ -159,6 +159,15 @@ export function saveIdentity(db, identity) {
   return idb(db, 'keys', 'readwrite', (store) => store.put(identity, 'me'));
 }
 
+/** A new device's request while it waits for approval (devices.js), or undefined. */
+export function loadRequest(db) {
+  return idb(db, 'keys', 'readonly', (store) => store.get('request'));
+}
+
+export function saveRequest(db, request) {
+  return idb(db, 'keys', 'readwrite', (store) => (request ? store.put(request, 'request') : store.delete('request')));
+}
+
 export function forgetIdentity(db) {
   return idb(db, 'keys', 'readwrite', (store) => store.delete('me'));
 }

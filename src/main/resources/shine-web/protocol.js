@@ -311,15 +311,17 @@ export function register(identity, servers, { label, encryptionKeyB64 = null }) 
 
 /**
  * Publishes the card that follows the one served now, as `change(card)` edits it, signed by this device's key: "Add a
- * device", "Rotate key", "Revoke a device", "Create recovery key". Answers the published card.
+ * device", "Rotate key", "Revoke a device", "Create recovery key" (`asyncChange` for an edit that must wait, such
+ * as making a key). Answers the published card.
  */
-export function changeCard(identity, change, signer = identity) {
+export function changeCard(identity, change, signer = identity, asyncChange = async () => {}) {
   return anonymous(async (call) => {
     const served = await servedCard(call, identity.login);
     if (!served) {
       throw Object.assign(new Error('no card'), { code: 'USER_NOT_FOUND', status: 404 });
     }
     const card = nextCard(identity.login, served, change);
+    await asyncChange(card);
     const published = await signCard(card, signer.publicKeyB64, signer.privateKey);
     await call('PublishUserCard', { card: published });
     return published;
@@ -343,7 +345,7 @@ export function publishedCard(login) {
 }
 
 /** Runs calls on a connection of its own that never logs in (registration). */
-function anonymous(work) {
+export function anonymous(work) {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(wsUrl());
     const waiting = new Map();

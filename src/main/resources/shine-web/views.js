@@ -5,6 +5,7 @@
 import { detailsOf } from './details.js';
 import { plain } from './errors.js';
 import { createMenu } from './menu.js';
+import { qrPath } from './qr.js';
 import { TICKS, tickOf } from './outbox.js';
 import { keysChangedText } from './cards.js';
 import { SENT_UNENCRYPTED } from './protocol.js';
@@ -287,6 +288,8 @@ export function createViews(store, handlers) {
       $('chat').hidden = false;
       $('me').textContent = `Signing in as ${login}…`;
       $('export-key').hidden = false;
+      $('devices-button').hidden = false;
+      $('adding').hidden = true;
     },
     signedIn(login) {
       $('banner').textContent = '';
@@ -302,13 +305,49 @@ export function createViews(store, handlers) {
       $('refused-error').textContent = '';
       $('refused').hidden = false;
     },
+    /** A new browser waiting to be added: its request as text and as a QR code drawn here (SVG). */
+    showAdding(login, text, qr) {
+      $('loading').hidden = true;
+      $('setup').hidden = false;
+      $('register').hidden = true;
+      $('adding').hidden = false;
+      $('adding-login').textContent = login;
+      $('request-text').value = text;
+      const ns = 'http://www.w3.org/2000/svg';
+      const svg = document.createElementNS(ns, 'svg');
+      const side = qr.size + 8;
+      svg.setAttribute('viewBox', `0 0 ${side} ${side}`);
+      svg.setAttribute('role', 'img');
+      svg.setAttribute('aria-label', 'QR code of this text');
+      const path = document.createElementNS(ns, 'path');
+      path.setAttribute('d', qrPath(qr));
+      svg.append(path);
+      $('request-qr').replaceChildren(svg);
+    },
+    addingStatus(text) {
+      $('adding-status').textContent = text;
+    },
+    devicesStatus(text) {
+      $('devices-status').textContent = text;
+    },
+    /** The devices "Revoke a device" offers: the card's other device keys, by label and the start of the key. */
+    otherDevices(keys) {
+      $('revoke-select').replaceChildren(...keys.map((k) => {
+        const option = document.createElement('option');
+        option.value = k.publicKeyB64;
+        option.textContent = `${k.label || 'A device'} (${k.publicKeyB64.slice(0, 8)}…)`;
+        return option;
+      }));
+    },
     signedOut() {
+      $('adding').hidden = true;
       $('refused').hidden = true;
       $('chat').hidden = true;
       $('register').hidden = true;
       $('me').textContent = '';
       $('banner').textContent = '';
       $('export-key').hidden = true;
+      $('devices-button').hidden = true;
       $('setup').hidden = false;
     },
     /** Saves a text as a file the browser downloads. */
