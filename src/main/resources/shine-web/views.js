@@ -290,6 +290,7 @@ export function createViews(store, handlers) {
       $('export-key').hidden = false;
       $('devices-button').hidden = false;
       $('adding').hidden = true;
+      $('key-section').hidden = false;
     },
     signedIn(login) {
       $('banner').textContent = '';
@@ -310,6 +311,7 @@ export function createViews(store, handlers) {
       $('loading').hidden = true;
       $('setup').hidden = false;
       $('register').hidden = true;
+      $('key-section').hidden = true;
       $('adding').hidden = false;
       $('adding-login').textContent = login;
       $('request-text').value = text;
@@ -341,6 +343,7 @@ export function createViews(store, handlers) {
     },
     signedOut() {
       $('adding').hidden = true;
+      $('key-section').hidden = false;
       $('refused').hidden = true;
       $('chat').hidden = true;
       $('register').hidden = true;
