@@ -498,6 +498,36 @@ async function publishV1Card(page, login, servers) {
   }, [login, servers]);
 }
 
+/** A pair with a plaintext body, signed with the page's key and sent on a session of its own (an older client). */
+async function sendPlaintext(page, to, text) {
+  await page.evaluate(async ([peer, words]) => {
+    const codec = await import('/app/codec.js');
+    const keys = await import('/app/keys.js');
+    const me = await keys.loadIdentity(await keys.openDb());
+    const fields = { createdAtMs: Date.now(), nonce: codec.randomNonce(), revision: 0, from: me.login, to: peer,
+      body: codec.encodeBody(words) };
+    const blob = async (kind) => codec.b64encode(await codec.signContainer({ ...fields, kind }, me.privateKey));
+    const socket = new WebSocket(`ws://${location.host}/ws`);
+    await new Promise((ok) => { socket.onopen = ok; });
+    const answers = new Map();
+    socket.onmessage = (m) => {
+      const frame = JSON.parse(m.data);
+      answers.get(frame.requestId)?.(frame);
+    };
+    let next = 0;
+    const call = (op, payload) => new Promise((ok, fail) => {
+      const requestId = `p-${next++}`;
+      answers.set(requestId, (frame) => (frame.status === 200 ? ok(frame.payload) : fail(new Error(JSON.stringify(frame)))));
+      socket.send(JSON.stringify({ op, requestId, payload }));
+    });
+    const { challengeB64, serverLogin } = await call('AuthChallenge', { login: me.login });
+    const signature = await crypto.subtle.sign('Ed25519', me.privateKey, codec.authText(serverLogin, challengeB64));
+    await call('AuthLogin', { login: me.login, signatureB64: codec.b64encode(new Uint8Array(signature)) });
+    await call('SendMessagePair', { incomingBlobB64: await blob(1), outgoingBlobB64: await blob(2) });
+    socket.close();
+  }, [to, text]);
+}
+
 async function createAndRegister(page, login, second) {
   await page.getByLabel('Login', { exact: true }).fill(login);
   await page.getByRole('button', { name: 'Create key' }).click();
@@ -522,7 +552,12 @@ async function openChatWith(page, peer) {
 
 test('a second device added by the text route reads the same history; a revoked device is signed out; a peer '
   + 'with a v1 card is "not end-to-end encrypted"', async () => {
-  const daveContext = await browser.newContext();
+  for (const name of ['s1', 's2', 's3', 's4']) {
+    if (!federation.servers.get(name).process) {
+      await federation.startOne(name); // the chat above leaves bob's s3 down
+    }
+  }
+  const daveContext = await browser.newContext({ acceptDownloads: true });
   const erinContext = await browser.newContext();
   const newContext = await browser.newContext();
   const d1 = await newPage(daveContext, 's1');
@@ -586,6 +621,34 @@ test('a second device added by the text route reads the same history; a revoked 
   await expectState(d1, 'after the revocation', 'read');
   assert.equal(await e3.locator('li[data-marker]').count(), 0);
 
+  // a plaintext message from erin, whose card has an encryption key (as an older client of hers would write it)
+  await sendPlaintext(e3, 'dave', 'an old client wrote this');
+  await d1.locator('li[data-marker="unencrypted"]', { hasText: 'an old client wrote this' }).waitFor({ timeout: WAIT });
+  assert.match(await message(d1, 'an old client wrote this').textContent(), /sent unencrypted/);
+
+  // Rotate key: a new device key, the old one retired; erin's page follows the card and still verifies dave
+  await d1.getByRole('button', { name: 'Devices' }).click();
+  await d1.getByRole('button', { name: 'Rotate key' }).click();
+  await d1.getByText(/^This device has a new key/).waitFor({ timeout: WAIT });
+  // Create recovery key: saved once as a file, the card gets its public half
+  const [recovery] = await Promise.all([
+    d1.waitForEvent('download'),
+    d1.getByRole('button', { name: 'Create recovery key' }).click(),
+  ]);
+  const recoveryFile = join(RUN_DIR, 'dave-recovery.key');
+  await recovery.saveAs(recoveryFile);
+  await d1.getByText(/keep it offline/).waitFor({ timeout: WAIT });
+  await d1.getByRole('button', { name: 'Close' }).click();
+  const card = JSON.parse(federation.sql('s1', 'SELECT card_json FROM user_card WHERE login = \'dave\'').trim() || '{}');
+  assert.equal(card.recoveryKeyB64, JSON.parse(readFileSync(recoveryFile, 'utf8')).publicKeyB64);
+  assert.equal(card.retiredKeys.length, 1);
+  await d1.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+  await d1.locator('button[data-peer="erin"]').click({ timeout: WAIT });
+  await send(d1, 'with a rotated key');
+  await e3.locator('li[data-verified="true"]', { hasText: 'with a rotated key' }).waitFor({ timeout: WAIT });
+  await message(e3, 'before the second device').waitFor({ timeout: WAIT });
+  assert.equal(await e3.locator('li[data-verified="false"]').count(), 0, 'retired keys still verify older messages');
+
   // a peer whose card is v1 (no encryption key): the conversation says it is not end-to-end encrypted
   await publishV1Card(d1, 'frank', [{ serverLogin: 's1', url: federation.url('s1') }]);
   await openChatWith(d1, 'frank');
@@ -594,4 +657,5 @@ test('a second device added by the text route reads the same history; a revoked 
   assert.equal(await d1.locator('#peer-note').isHidden(), true, 'erin\'s conversation is encrypted');
   assert.deepEqual(problems, []);
   await Promise.all([daveContext.close(), erinContext.close(), newContext.close()]);
+  copyFileSync(join(SHOTS, 'add-device-waiting.png'), join(ROOT, 'docs', 'img', 'add-device.png'));
 });
