@@ -141,3 +141,49 @@ test('the verifier pins a contact\'s first card, takes a newer one only through 
   assert.deepEqual(seen.keys, []);
   assert.equal(pins.get('bob'), v2, 'the pin stays');
 });
+
+const { browserLabel, nextCard, signCard } = await import('../src/main/resources/shine-web/cards.js');
+
+test('the card after a v1 card is v3 of the next version, signed by its key, and follows from it; labels are the '
+  + 'browser\'s name', async () => {
+  const v1 = await sign1(d1, 4);
+  const next = nextCard('bob', v1, (card) => {
+    card.keys[0].label = 'Chromium on Linux';
+    card.encryptionKeyB64 = enc;
+  });
+  assert.deepEqual(next, { login: 'bob', epoch: 0, version: 5, keys: [{ publicKeyB64: d1.b64, label: 'Chromium on Linux' }],
+    accessServers: ROUTES, encryptionKeyB64: enc });
+  const signed = await signCard(next, d1.b64, d1.privateKey);
+  assert.equal(signed.signerKeyB64, d1.b64);
+  assert.ok(follows(await read(v1), await read(signed)));
+  const first = nextCard('bob', null, (card) => card.keys.push({ publicKeyB64: d2.b64 }));
+  assert.deepEqual([first.epoch, first.version], [0, 1]);
+  assert.equal(browserLabel('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) '
+    + 'HeadlessChrome/140.0.0.0 Safari/537.36'), 'Chrome on Linux');
+  assert.equal(browserLabel('Mozilla/5.0 (Android 14; Mobile; rv:128.0) Gecko/128.0 Firefox/128.0'), 'Firefox on Android');
+});
+
+const { parseRequest, requestText } = await import('../src/main/resources/shine-web/devices.js');
+const keysModule = await import('../src/main/resources/shine-web/keys.js');
+const hpke = await import('../src/main/resources/shine-web/hpke.js');
+
+test('Add a device: the text the new browser shows reads back; other text is refused in plain words; the sealed '
+  + 'encryption keys open only for that login and device key', async () => {
+  const transfer = await hpke.generateKeyPair();
+  const request = { login: 'bob', publicKeyB64: d3.b64, transferPublicKeyB64: b64encode(transfer.publicKey),
+    label: 'Firefox on Android' };
+  assert.deepEqual(parseRequest(`  ${requestText(request)}\n`), { login: 'bob', deviceKeyB64: d3.b64,
+    transferKeyB64: request.transferPublicKeyB64, label: 'Firefox on Android' });
+  assert.throws(() => parseRequest('login: bob'), /not the text a new device shows/);
+  assert.throws(() => parseRequest(requestText({ ...request, publicKeyB64: 'short' })), /not the text/);
+
+  const identity = { encryptionKeys: [await keysModule.createEncryptionKey(), await keysModule.createEncryptionKey()] };
+  const secret = new TextEncoder().encode(JSON.stringify({
+    encryptionKeys: await keysModule.encryptionSecrets(identity) }));
+  const sealed = await hpke.sealKeyTransfer(secret, transfer.publicKey, 'bob', d3.b64);
+  const keysWithKid = await hpke.privateKeysOf([transfer.privateKey]);
+  const opened = JSON.parse(new TextDecoder().decode(await hpke.openKeyTransfer(sealed, keysWithKid, 'bob', d3.b64)));
+  const received = await keysModule.encryptionKeysFrom(opened.encryptionKeys);
+  assert.deepEqual(received.map((k) => k.publicKeyB64), identity.encryptionKeys.map((k) => k.publicKeyB64));
+  await assert.rejects(hpke.openKeyTransfer(sealed, keysWithKid, 'bob', d2.b64), 'bound to the new device key');
+});

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import jsQR from 'jsqr';
 import { chromium } from 'playwright-core';
 import { Federation, ROOT, SCHEDULE_MS, keygen } from './federation.mjs';
 
@@ -477,6 +478,24 @@ test('a key made in the browser is exported in the keygen format and works with 
   await context.close();
 });
 
+/** What the QR code the page drew (an SVG path of one square per dark module) decodes to, with jsQR. */
+function decodeSvgQr(viewBox, d) {
+  const side = Number(viewBox.split(' ')[2]);
+  const scale = 4;
+  const width = side * scale;
+  const pixels = new Uint8ClampedArray(width * width * 4).fill(255);
+  for (const [, x, y] of d.matchAll(/M(\d+),(\d+)h1v1h-1z/g)) {
+    for (let dy = 0; dy < scale; dy++) {
+      const at = ((Number(y) * scale + dy) * width + Number(x) * scale) * 4;
+      for (let i = 0; i < scale * 4; i += 4) {
+        pixels.fill(0, at + i, at + i + 3);
+      }
+    }
+  }
+  const found = jsQR(pixels, width, width);
+  return found && found.data;
+}
+
 /** A v1 card (one key, no encryption key) published from a page, as an older client would: the login's first card. */
 async function publishV1Card(page, login, servers) {
   await page.evaluate(async ([who, routes]) => {
@@ -576,6 +595,8 @@ test('a second device added by the text route reads the same history; a revoked 
   const request = await d2.getByLabel('This browser\'s keys').inputValue();
   assert.match(request, /^SHiNE add device\nlogin: dave\ndevice key: [A-Za-z0-9+/]{43}=\ntransfer key: /);
   assert.equal(await d2.locator('#request-qr svg path').count(), 1);
+  assert.equal(decodeSvgQr(await d2.locator('#request-qr svg').getAttribute('viewBox'),
+    await d2.locator('#request-qr svg path').getAttribute('d')), request, 'the QR code the page drew says the text');
   await d2.getByText('Not approved yet').waitFor({ timeout: WAIT });
   await shot(d2, 'add-device-waiting');
 

@@ -161,7 +161,9 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
     if (error.status === 401) {
       // the login exists here (else 404): unless its card names this very key, the key is someone else's
       const card = await publishedCard(identity.login);
-      if (!listsKey(card, identity.publicKeyB64)) {
+      if (card && Array.isArray(card.revokedKeysB64) && card.revokedKeysB64.includes(identity.publicKeyB64)) {
+        why = REVOKED_TEXT.replace(', so this browser is signed out and its keys are forgotten', ': sign out here');
+      } else if (!listsKey(card, identity.publicKeyB64)) {
         why = `This key is not ${identity.login}'s key on this server.`;
       }
     }
