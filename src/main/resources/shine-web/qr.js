@@ -1,7 +1,21 @@
 // A small QR code encoder (ISO/IEC 18004) for what "Add a device" shows a phone: byte mode, error correction M,
-// versions 1–10 (up to 213 bytes), the mask with the lowest penalty. Written for this page after Project Nayuki's
-// public description of the algorithm; no dependency. `encodeQr` answers the modules, `qrPath` an SVG path of them.
-// For the browser and for Node.
+// versions 1–10 (up to 213 bytes), the mask with the lowest penalty (rules 1, 2 and 4). `encodeQr` answers the
+// modules, `qrPath` an SVG path of them. For the browser and for Node.
+//
+// The steps (block layout from the raw module count, Reed–Solomon over GF(2^8/0x11D), function patterns, zigzag
+// placement, format and version bits) follow the QR Code generator library of Project Nayuki, whose notice is kept:
+//   Copyright (c) Project Nayuki. (MIT License) https://www.nayuki.io/page/qr-code-generator-library
+//   Permission is hereby granted, free of charge, to any person obtaining a copy of this software and associated
+//   documentation files (the "Software"), to deal in the Software without restriction, including without limitation
+//   the rights to use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies of the Software, and
+//   to permit persons to whom the Software is furnished to do so, subject to the following conditions:
+//   - The above copyright notice and this permission notice shall be included in all copies or substantial portions
+//     of the Software.
+//   - The Software is provided "as is", without warranty of any kind, express or implied, including but not limited
+//     to the warranties of merchantability, fitness for a particular purpose and noninfringement. In no event shall
+//     the authors or copyright holders be liable for any claim, damages or other liability, whether in an action of
+//     contract, tort or otherwise, arising from, out of or in connection with the Software or the use or other
+//     dealings in the Software.
 
 const MAX_VERSION = 10;
 // error correction M: code words of error correction per block and the number of blocks, by version (index 0 unused)
