@@ -676,6 +676,29 @@ test('a second device added by the text route reads the same history; a revoked 
   await d1.getByText('not end-to-end encrypted').waitFor({ timeout: WAIT });
   await openChatWith(d1, 'erin');
   assert.equal(await d1.locator('#peer-note').isHidden(), true, 'erin\'s conversation is encrypted');
+
+  // a pinned card that the served one does not follow from (here: a stranger's card for erin, pinned in this
+  // browser as a server could have made it be seen first): a blocking warning, and no sending to her
+  await d1.evaluate(async () => {
+    const keys = await import('/app/keys.js');
+    const codec = await import('/app/codec.js');
+    const pair = await crypto.subtle.generateKey('Ed25519', true, ['sign', 'verify']);
+    const publicKeyB64 = codec.b64encode(new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey)));
+    const accessServers = [{ serverLogin: 's3', url: 'ws://127.0.0.1:9/ws' }];
+    const signature = await crypto.subtle.sign('Ed25519', pair.privateKey,
+      codec.cardText('erin', publicKeyB64, 1, accessServers));
+    await keys.idbPins(await keys.openDb()).put('erin', { login: 'erin', publicKeyB64, accessServers, version: 1,
+      signatureB64: codec.b64encode(new Uint8Array(signature)) });
+  });
+  await d1.reload();
+  await d1.locator('button[data-peer="erin"]').click({ timeout: WAIT });
+  await d1.getByText('erin\'s keys changed in a way their devices did not sign. Sending to erin is disabled')
+    .waitFor({ timeout: WAIT });
+  assert.equal(await d1.getByLabel('Message').isDisabled(), true);
+  assert.equal(await d1.getByRole('button', { name: 'Send' }).isDisabled(), true);
+  await d1.locator('li[data-verified="false"]', { hasText: 'erin\'s keys changed' }).first().waitFor({ timeout: WAIT });
+  assert.equal(await d1.locator('li[data-verified="true"]:not(.mine)').count(), 0, 'nothing of erin\'s verifies');
+  await shot(d1, 'keys-changed');
   assert.deepEqual(problems, []);
   await Promise.all([daveContext.close(), erinContext.close(), newContext.close()]);
   copyFileSync(join(SHOTS, 'add-device-waiting.png'), join(ROOT, 'docs', 'img', 'add-device.png'));
