@@ -13,13 +13,18 @@ import org.slf4j.LoggerFactory;
 /**
  * The reference receiving adapter: a supervisor that runs Phase 1 receive cycles (restarting an ended cycle
  * after a capped backoff with jitter, and stopping for good when the refresh token is rejected or on stop), a
- * Phase 2 processor thread that verifies each event's container against its author's card before the handler sees
- * it, and a status line every few seconds. Library users give it an {@link EventHandler}.
+ * Phase 2 processor thread that verifies each event's container against its author's card and opens its encrypted
+ * body with the key file's encryption keys before the handler sees it, and a status line every few seconds. Library
+ * users give it an {@link EventHandler}.
  */
 public final class HubAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(HubAdapter.class);
   private static final long BACKOFF_START_MS = 500;
   private static final long BACKOFF_MAX_MS = 30_000;
+  /** What the adapter says once at start when it has no encryption keys to open bodies with. */
+  public static final String PASSED_ON_UNTOUCHED = "the key file holds no encryption keys: bodies are passed on as the"
+      + " server has them, encrypted ones are not decrypted here (containers are still verified against their"
+      + " authors' cards)";
   private final Settings settings;
   private final Inbox inbox;
   private final HubClient hub;
@@ -33,6 +38,7 @@ public final class HubAdapter {
   private volatile long received;
   private volatile long acked;
   private final InboxProcessor processor;
+  private final EventBodies bodies;
 
   public HubAdapter(Settings settings, Inbox inbox, EventHandler handler) {
     this(settings, inbox, handler, ReceiveCycle.Hooks.NONE);
@@ -44,13 +50,20 @@ public final class HubAdapter {
     this.hub = new HubClient(settings.serverHttpUrl());
     this.tokens = new ReceiveCycle.TokenHolder(null);
     ContainerVerifier verifier = ContainerVerifier.inline(settings.login(), new HubCards(hub, tokens));
-    this.processor = new InboxProcessor(inbox, handler, verifier, settings.delaysMs(), settings.leaseMs());
+    this.bodies = EventBodies.with(settings.key().encryptionKeys());
+    this.processor = new InboxProcessor(inbox, handler, verifier, bodies, settings.delaysMs(), settings.leaseMs());
     this.hooks = hooks;
   }
 
-  /** Logs in (challenge + token) and starts the threads. */
+  /**
+   * Logs in (challenge + token) and starts the threads; says once, when the key file holds no encryption keys, that
+   * bodies are handed on as the server has them.
+   */
   public void start() throws Exception {
     tokens.set(hub.login(settings.login(), settings.key(), settings.serverLogin()));
+    if (!bodies.opens()) {
+      LOG.warn(PASSED_ON_UNTOUCHED);
+    }
     receiver = thread("adapter-receive", this::supervise, false);
     processorThread = thread("adapter-process", this::process, true);
     if (settings.statusEvery().toMillis() > 0) {

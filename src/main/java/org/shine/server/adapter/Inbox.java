@@ -126,8 +126,8 @@ public final class Inbox {
   }
 
   /**
-   * Marks a row whose container does not verify against its author's card (PROTOCOL §13): final, never retried,
-   * never handed to the handler; {@code reason} says why.
+   * Marks a row whose container does not verify against its author's card (PROTOCOL §13) or whose encrypted body does
+   * not open with the user's keys (§4 v3): final, never retried, never handed to the handler; {@code reason} says why.
    */
   public void markRejected(String eventKey, String reason) throws SQLException {
     try (Connection connection = connect();
@@ -139,7 +139,7 @@ public final class Inbox {
     }
   }
 
-  /** Rows rejected because their container does not verify, with the reason. */
+  /** Rows rejected because their container does not verify or their body does not open, with the reason. */
   public List<Row> rejected() throws SQLException {
     return rows("SELECT event_key, delivery_id, status, attempts, last_error FROM adapter_inbox"
         + " WHERE status = 'rejected' ORDER BY received_at_ms");

@@ -17,8 +17,9 @@ import org.slf4j.LoggerFactory;
  * Phase 2 of seed 004: picks ready rows (delay passed, status pending) under a lease, counting the attempt when
  * it claims the row; verifies its container against the author's card (PROTOCOL §13 "Clients verify"): one that does
  * not verify is marked rejected with its reason and never reaches the handler, one that cannot be checked now (the
- * card could not be read) is retried like a failed handler; calls the handler; success marks the row done, failure
- * postpones it by the next delay (with jitter) and after the last delay marks it dead.
+ * card could not be read) is retried like a failed handler; opens an encrypted body with the user's keys
+ * ({@link EventBodies}: one that does not open is rejected too); calls the handler; success marks the row done,
+ * failure postpones it by the next delay (with jitter) and after the last delay marks it dead.
  */
 final class InboxProcessor {
   private static final Logger LOG = LoggerFactory.getLogger(InboxProcessor.class);
@@ -26,15 +27,21 @@ final class InboxProcessor {
   private final Inbox inbox;
   private final EventHandler handler;
   private final ContainerVerifier verifier;
+  private final EventBodies bodies;
   private final List<Long> delaysMs;
   private final long leaseMs;
   final AtomicLong processed = new AtomicLong();
 
-  /** {@code verifier}: an {@link ContainerVerifier#inline} one (this thread is the adapter's own). */
-  InboxProcessor(Inbox inbox, EventHandler handler, ContainerVerifier verifier, List<Long> delaysMs, long leaseMs) {
+  /**
+   * {@code verifier}: an {@link ContainerVerifier#inline} one (this thread is the adapter's own); {@code bodies}: how
+   * bodies are opened ({@link EventBodies#NONE}: handed on as the server has them).
+   */
+  InboxProcessor(Inbox inbox, EventHandler handler, ContainerVerifier verifier, EventBodies bodies,
+      List<Long> delaysMs, long leaseMs) {
     this.inbox = Objects.requireNonNull(inbox);
     this.handler = Objects.requireNonNull(handler);
     this.verifier = Objects.requireNonNull(verifier);
+    this.bodies = Objects.requireNonNull(bodies);
     this.delaysMs = List.copyOf(delaysMs);
     this.leaseMs = leaseMs;
   }
@@ -55,7 +62,13 @@ final class InboxProcessor {
         if (verdict.outcome() == Verdict.Outcome.UNCHECKED) {
           throw new IOException("not verified yet: " + verdict.reason());
         }
-        handler.handle(event);
+        EventBodies.Opened opened = bodies.open(event);
+        if (opened.rejection() != null) {
+          LOG.warn("event rejected, its body does not open [eventKey: {}]: {}", row.eventKey(), opened.rejection());
+          inbox.markRejected(row.eventKey(), opened.rejection());
+          continue;
+        }
+        handler.handle(opened.event());
         inbox.markDone(row.eventKey());
         processed.incrementAndGet();
       } catch (SQLException e) {

@@ -51,14 +51,16 @@ final class AdapterCommand {
 
   @Command(name = "run", mixinStandardHelpOptions = true,
       description = {"Receive events into the inbox (commit, then ACK) and process them with retries.",
-          "An event whose container does not verify against its author's card is rejected (see: adapter rejected),",
-          "never processed."})
+          "An event whose container does not verify against its author's card, or whose encrypted body does not open",
+          "with the key file's encryption keys, is rejected (see: adapter rejected), never processed."})
   static final class Run implements Callable<Integer> {
     @Option(names = "--server", required = true, paramLabel = "URL",
         description = "the server serving the user: http://host:port (its ws://host:port/ws URL works too)")
     String server;
 
-    @Option(names = "--key", required = true, paramLabel = "FILE", description = "the user's key file")
+    @Option(names = "--key", required = true, paramLabel = "FILE", description = {"the user's key file: its device"
+        + " key logs in; its encryption keys (format 2) open encrypted bodies, which a file without them passes on"
+        + " as the server has them"})
     Path keyFile;
 
     @Option(names = "--login", paramLabel = "LOGIN", description = "the user (default: the login in the key file)")
@@ -162,7 +164,8 @@ final class AdapterCommand {
   }
 
   @Command(name = "rejected", mixinStandardHelpOptions = true,
-      description = "List events rejected because their container does not verify against its author's card.")
+      description = "List events rejected because their container does not verify against its author's card or"
+          + " their encrypted body does not open.")
   static final class Rejected implements Callable<Integer> {
     @Mixin
     InboxOptions inbox;

@@ -113,7 +113,8 @@ public final class HubRepository {
 
   /** Revokes every token of the families that {@code login}'s keys {@code keysB64} started; answers how many. */
   public Future<Integer> revokeKeyFamilies(String login, List<String> keysB64) {
-    return pool.preparedQuery(REVOKE_KEY_FAMILIES).execute(Tuple.of(login, keysB64.toArray(new String[0])))
+    return pool.preparedQuery(REVOKE_KEY_FAMILIES)
+        .execute(Tuple.of(login).addArrayOfString(keysB64.toArray(new String[0])))
         .map(rows -> rows.rowCount());
   }
 

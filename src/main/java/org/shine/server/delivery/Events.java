@@ -43,8 +43,13 @@ final class Events {
 
   /** The hub entry of {@code DmDeliveryStateChanged} for {@code sender}, or null. */
   HubEntry stateChangedEntry(String sender, String baseKey, DeliveryState state) {
+    return stateChangedEntry(sender, baseKey, state, null);
+  }
+
+  /** As above, with the error {@code code} that made the delivery fail (null: none given). */
+  HubEntry stateChangedEntry(String sender, String baseKey, DeliveryState state, String code) {
     return entry(sender, Ops.EVENT_DELIVERY_STATE_CHANGED, stateKey(baseKey, state),
-        () -> stateChanged(baseKey, state));
+        () -> stateChanged(baseKey, state, code));
   }
 
   /** The hub entry of {@code DmReadReceipt} for {@code sender}, or null. */
@@ -57,7 +62,12 @@ final class Events {
   }
 
   void pushStateChanged(String sender, String baseKey, DeliveryState state) {
-    push(sender, Ops.EVENT_DELIVERY_STATE_CHANGED, stateChanged(baseKey, state));
+    pushStateChanged(sender, baseKey, state, null);
+  }
+
+  /** As above, with the error {@code code} that made the delivery fail (e.g. {@code KEY_REVOKED}; null: none). */
+  void pushStateChanged(String sender, String baseKey, DeliveryState state, String code) {
+    push(sender, Ops.EVENT_DELIVERY_STATE_CHANGED, stateChanged(baseKey, state, code));
   }
 
   void pushReadReceipt(String sender, DmContainer receipt) {
@@ -94,11 +104,12 @@ final class Events {
     return incoming.messageKey() + "|r" + incoming.revision();
   }
 
-  private ObjectNode stateChanged(String baseKey, DeliveryState state) {
-    return frames.object()
+  private ObjectNode stateChanged(String baseKey, DeliveryState state, String code) {
+    ObjectNode payload = frames.object()
         .put("outgoingKey", DmKeys.outgoingKey(baseKey))
         .put("baseKey", baseKey)
         .put("deliveryState", state.wire());
+    return code == null ? payload : payload.put("code", code);
   }
 
   private static String stateKey(String baseKey, DeliveryState state) {

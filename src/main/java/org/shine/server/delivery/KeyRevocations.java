@@ -14,14 +14,15 @@ import org.shine.server.dm.Ed25519Signer;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.metrics.SignatureOp;
 import org.shine.server.model.DeliveryState;
+import org.shine.server.protocol.ErrorCode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A card revoked keys of a user (PROTOCOL §4 v3): the user's accepted deliveries whose message (or receipt) one of
  * those keys signed become {@code failed}, recorded as an attempt's result would be (only while the row is still
- * accepted and unchanged), with {@code DmDeliveryStateChanged} to the sender's sessions and hub. The check of which key
- * signed runs on the worker pool.
+ * accepted and unchanged), with {@code DmDeliveryStateChanged} (and {@code code: KEY_REVOKED}) to the sender's
+ * sessions and hub. The check of which key signed runs on the worker pool.
  */
 final class KeyRevocations {
   private static final Logger LOG = LoggerFactory.getLogger(KeyRevocations.class);
@@ -53,10 +54,12 @@ final class KeyRevocations {
           List<DeliveryRepository.AttemptResult> results = new ArrayList<>(signed.size());
           for (DeliveryRepository.AcceptedRow row : signed) {
             results.add(new DeliveryRepository.AttemptResult(row.key(), row.rowVersion(), DeliveryState.FAILED,
-                row.attempts(), null, events.stateChangedEntry(login, row.key().baseKey(), DeliveryState.FAILED)));
+                row.attempts(), null, events.stateChangedEntry(login, row.key().baseKey(), DeliveryState.FAILED,
+                ErrorCode.KEY_REVOKED)));
           }
           return deliveries.finishAll(results, clock.millis()).map(recorded -> {
-            recorded.forEach(key -> events.pushStateChanged(login, key.baseKey(), DeliveryState.FAILED));
+            recorded.forEach(key -> events.pushStateChanged(login, key.baseKey(), DeliveryState.FAILED,
+                ErrorCode.KEY_REVOKED));
             LOG.info("deliveries signed by a revoked key failed [login: {}, rows: {}]", login, recorded.size());
             return recorded.size();
           });

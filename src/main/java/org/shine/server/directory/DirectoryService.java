@@ -88,7 +88,8 @@ public final class DirectoryService {
    * server's own, a configured peer's, or the URL of the first accepted card naming it), else 409
    * {@code ROUTE_CONFLICT}. A login new here must also pass {@code directory.registration} ({@link #admit}). A card
    * whose signer the stored card cannot place (versions were missed here) makes this server fetch the chain of cards
-   * from the card's routes once and try again; still unplaced, it is 409 {@code CARD_CHAIN_GAP}.
+   * from the card's routes once and try again; still unplaced, it is 409 {@code CARD_CHAIN_GAP}. So does the first
+   * card of a login that a server relays without being one of its routes ({@link #relayedFromElsewhere}).
    */
   public Future<PublishResult> publish(PublishCardCommand command) {
     return publish(command, true);
@@ -104,7 +105,7 @@ public final class DirectoryService {
       return Future.failedFuture(e);
     }
     return verifier.verify(SignatureOp.CARD, signerKey, card.signedBytes(), signature)
-        .compose(valid -> valid ? store(command) : Future.failedFuture(ProtocolException.badRequest(
+        .compose(valid -> valid ? store(command, mayFetchChain) : Future.failedFuture(ProtocolException.badRequest(
             ErrorCode.BAD_SIGNATURE, "card signature does not verify with the card's "
                 + (card.v3() ? "signerKeyB64" : "public key"))))
         .recover(failure -> {
@@ -125,14 +126,19 @@ public final class DirectoryService {
   }
 
   /**
-   * Asks the card's routes (other than this server), one after the other, for the cards accepted after the stored
-   * one, and publishes each in order as {@code command}'s publisher would (each judged and verified as any card);
-   * completes when one route answered, or none could. For a login new here, the route's current card is asked for.
+   * Asks the login's servers (other than this one) — the stored card's routes first, they are the user's as this
+   * server knows them, then the new card's — one after the other, for the cards accepted after the stored one, and
+   * publishes each in order as {@code command}'s publisher would (each judged and verified as any card); completes
+   * when one answered, or none could. For a login new here, the current card is asked for.
    */
   private Future<Void> fetchChain(PublishCardCommand command, ChainGap gap) {
     UserCard card = command.card();
-    List<String> urls = new ArrayList<>();
-    card.accessServers().stream().map(UserCard.Route::url).filter(url -> !config.ownUrl(url)).forEach(urls::add);
+    Set<String> urls = new LinkedHashSet<>();
+    if (gap.stored() != null) {
+      gap.stored().accessServers().forEach(route -> urls.add(route.url()));
+    }
+    card.accessServers().forEach(route -> urls.add(route.url()));
+    urls.removeIf(config::ownUrl);
     Future<Boolean> chain = Future.succeededFuture(false);
     for (String url : urls) {
       chain = chain.compose(done -> done ? Future.succeededFuture(true) : fetchChainFrom(url, command, gap));
@@ -271,7 +277,7 @@ public final class DirectoryService {
     return chain;
   }
 
-  private Future<PublishResult> store(PublishCardCommand command) {
+  private Future<PublishResult> store(PublishCardCommand command, boolean mayFetchChain) {
     UserCard card = command.card();
     String cardJson = CardJson.render(mapper, card).toString();
     AppConfig.Delivery delivery = config.delivery();
@@ -284,7 +290,8 @@ public final class DirectoryService {
         if (verdict == CardRules.Verdict.UNCHANGED) {
           return Future.succeededFuture(new Stored(new PublishResult(card.login(), card.version(), false), Set.of()));
         }
-        if (verdict == CardRules.Verdict.GAP) {
+        if (verdict == CardRules.Verdict.GAP
+            || (stored == null && mayFetchChain && relayedFromElsewhere(command))) {
           return Future.failedFuture(new ChainGap(stored));
         }
         Set<String> newlyRevoked = new LinkedHashSet<>(card.revokedKeysB64());
@@ -303,12 +310,27 @@ public final class DirectoryService {
           vertx.eventBus().publish(Addresses.userEvents(card.login()), "", new DeliveryOptions()
               .addHeader(Addresses.REVOKED_KEYS_HEADER, String.join(",", revoked)));
           vertx.eventBus().send(Addresses.KEYS_REVOKED, new KeysRevoked(card.login(), revoked));
-          hubTokens.revokeKeyFamilies(card.login(), revoked).onComplete(ar -> LOG.info("hub token families of"
-              + " revoked keys ended [login: {}, tokens: {}]", card.login(), ar.succeeded() ? ar.result() : "-"));
+          hubTokens.revokeKeyFamilies(card.login(), revoked)
+              .onSuccess(tokens -> LOG.info("hub token families of revoked keys ended [login: {}, tokens: {}]",
+                  card.login(), tokens))
+              .onFailure(failure -> LOG.warn("hub token families of revoked keys not ended [login: {}]: {}",
+                  card.login(), LogText.escape(String.valueOf(failure.getMessage()))));
         }
         relay(card);
       }
     }).map(Stored::result);
+  }
+
+  /**
+   * A card of a login new here that a server relays without being one of the login's routes (a correspondent's
+   * server, say): first sight asks the card's own routes for the login's card, and keeps what follows from theirs
+   * (PROTOCOL §4 v3). A client's card, or one its own server relays, is taken on first use.
+   */
+  private boolean relayedFromElsewhere(PublishCardCommand command) {
+    CardPublisher publisher = command.publisher();
+    UserCard card = command.card();
+    return publisher.server() && !card.servedBy(publisher.serverLogin())
+        && card.accessServers().stream().anyMatch(route -> !config.ownUrl(route.url()));
   }
 
   /** The stored card's JSON as a card (it was accepted, so it parses). */

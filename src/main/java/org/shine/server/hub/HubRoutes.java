@@ -29,6 +29,7 @@ import org.shine.server.protocol.Status;
 import org.shine.server.util.Challenges;
 import org.shine.server.util.Json;
 import org.shine.server.util.PerKeyLimit;
+import org.shine.server.util.PerKeyRate;
 
 /**
  * The hub's HTTP API (PROTOCOL §10, seed 004), a set of routes the gateway's HTTP server mounts: reads each request's query, headers
@@ -52,7 +53,8 @@ public final class HubRoutes {
 
   /**
    * Builds the routes of one gateway instance from the Vert.x it runs on, when it starts, over the node's one pool and
-   * its one repository of users. {@code polls}: the open polls per user of this node, shared by its gateway instances.
+   * its one repository of users. {@code polls}: the open polls per user of this node, shared by its gateway instances,
+   * as is the rate of card reads per user made here.
    */
   public static Function<Vertx, HubRoutes> perInstance(AppConfig config, Clock clock, SignatureVerifier verifier,
       PerKeyLimit polls, Pool pool, DirectoryRepository users) {
@@ -62,7 +64,9 @@ public final class HubRoutes {
     Objects.requireNonNull(polls);
     Objects.requireNonNull(pool);
     Objects.requireNonNull(users);
-    return vertx -> new HubRoutes(config.hub(), new HubService(vertx, config, pool, users, clock, verifier, polls));
+    PerKeyRate cardReads = HubService.cardReadRate(clock);
+    return vertx -> new HubRoutes(config.hub(), new HubService(vertx, config, pool, users, clock, verifier, polls,
+        cardReads));
   }
 
   /** Adds the routes under {@code /hub/v1} to {@code router}. */
@@ -158,7 +162,7 @@ public final class HubRoutes {
     return authenticate(ctx).compose(token -> {
       String login = Fields.of(Json.MAPPER.createObjectNode().put("login", ctx.pathParam("login")), "path",
           Set.of("login")).login("login");
-      return hub.card(login);
+      return hub.card(token, login);
     }).map(card -> {
       ObjectNode body = Json.MAPPER.createObjectNode();
       body.set("card", card);

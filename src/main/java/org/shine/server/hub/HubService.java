@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.util.Base64;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.shine.server.bus.Addresses;
 import org.shine.server.bus.BusReplies;
 import org.shine.server.config.AppConfig;
@@ -25,6 +26,7 @@ import org.shine.server.protocol.Status;
 import org.shine.server.util.Challenges;
 import org.shine.server.util.Json;
 import org.shine.server.util.PerKeyLimit;
+import org.shine.server.util.PerKeyRate;
 
 /**
  * The hub's logic behind its HTTP routes (PROTOCOL §10): challenges and token pairs for users this server serves,
@@ -34,6 +36,10 @@ import org.shine.server.util.PerKeyLimit;
  */
 public final class HubService {
   private static final long CHALLENGE_TTL_MS = 120_000;
+  /** Card reads one user may make per second on one node ({@code GET /hub/v1/cards/{login}}); beyond, 429. */
+  static final int CARD_READS_PER_USER_PER_S = 50;
+  /** Users whose card reads one node counts at once; a user new while that many are counted is refused (429). */
+  private static final int CARD_READERS_TRACKED = 10_000;
   private final Vertx vertx;
   private final AppConfig config;
   private final HubRepository hub;
@@ -42,10 +48,14 @@ public final class HubService {
   private final SignatureVerifier verifier;
   private final PerKeyLimit polls;
   private final HubTokens tokens;
+  private final PerKeyRate cardReads;
 
-  /** {@code polls}: the open polls per user of this node, shared by its gateway instances. */
+  /**
+   * {@code polls}: the open polls per user of this node, shared by its gateway instances; {@code cardReads}: the card
+   * reads per user of this node ({@link #cardReadRate}), shared likewise.
+   */
   public HubService(Vertx vertx, AppConfig config, Pool pool, DirectoryRepository users, Clock clock,
-      SignatureVerifier verifier, PerKeyLimit polls) {
+      SignatureVerifier verifier, PerKeyLimit polls, PerKeyRate cardReads) {
     this.vertx = Objects.requireNonNull(vertx);
     this.config = Objects.requireNonNull(config);
     this.hub = new HubRepository(pool);
@@ -54,6 +64,16 @@ public final class HubService {
     this.verifier = Objects.requireNonNull(verifier);
     this.polls = Objects.requireNonNull(polls);
     this.tokens = new HubTokens(pool, config.hub(), clock);
+    this.cardReads = Objects.requireNonNull(cardReads);
+  }
+
+  /**
+   * The node's one count of card reads per user: {@value #CARD_READS_PER_USER_PER_S} a second each, by the node's
+   * clock (a test's clock decides when the window refills).
+   */
+  static PerKeyRate cardReadRate(Clock clock) {
+    return new PerKeyRate(CARD_READS_PER_USER_PER_S, TimeUnit.SECONDS.toNanos(1), CARD_READERS_TRACKED,
+        () -> TimeUnit.MILLISECONDS.toNanos(clock.millis()));
   }
 
   /** A login challenge as the client gets it. */
@@ -157,9 +177,14 @@ public final class HubService {
 
   /**
    * The card of {@code login} as this server stores it (read through the directory, as {@code GetUserCard} is), for
-   * a user of the hub to verify its events with; 404 {@code USER_NOT_FOUND} when there is none.
+   * the token's user to verify its events with; 404 {@code USER_NOT_FOUND} when there is none, 429 {@code RATE_LIMITED}
+   * beyond {@value #CARD_READS_PER_USER_PER_S} reads a second of one user on this node.
    */
-  Future<JsonNode> card(String login) {
+  Future<JsonNode> card(HubRepository.StoredToken token, String login) {
+    if (cardReads.tryAcquire(token.login()) != PerKeyRate.Grant.GRANTED) {
+      return Future.failedFuture(new ProtocolException(Status.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED,
+          "more than " + CARD_READS_PER_USER_PER_S + " card reads a second of one user on this server; retry later"));
+    }
     return BusReplies.<StoredUser>request(vertx.eventBus(), Addresses.DIRECTORY_GET, login).map(user -> {
       try {
         return Json.MAPPER.readTree(user.cardJson());

@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
@@ -89,10 +90,14 @@ public final class ShineServer {
         .onSuccess(id -> retryDeployment = id)
         .compose(v -> deploy(() -> new OpsVerticle(services.forOps()), 1))
         .onSuccess(id -> opsDeployment = id)
-        .compose(v -> deploy(() -> new GatewayVerticle(config, services.identity(), services.verifier(),
-            services.connections(), services.limits(), metrics, health, services.sessions(),
-            HubRoutes.perInstance(config, clock, services.verifier(), services.polls(), services.pool(),
-                services.users())), n.gateway()))
+        .compose(v -> {
+          // built once: what the hub's routes share across the gateway instances (polls, card reads per user)
+          Function<Vertx, HubRoutes> hubRoutes = HubRoutes.perInstance(config, clock, services.verifier(),
+              services.polls(), services.pool(), services.users());
+          return deploy(() -> new GatewayVerticle(config, services.identity(), services.verifier(),
+              services.connections(), services.limits(), metrics, health, services.sessions(), hubRoutes),
+              n.gateway());
+        })
         .onSuccess(id -> {
           gatewayDeployment = id;
           gatewayUp.tryComplete();

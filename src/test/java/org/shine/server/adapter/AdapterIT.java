@@ -198,7 +198,8 @@ class AdapterIT {
     List<String> handled = new CopyOnWriteArrayList<>();
     // an event without a container: nothing to verify, no card is read
     InboxProcessor survivor = new InboxProcessor(inbox, event -> handled.add(event.get("eventKey").asText()),
-        ContainerVerifier.inline("bob", login -> Future.failedFuture("no card is read")), List.of(100L), 300);
+        ContainerVerifier.inline("bob", login -> Future.failedFuture("no card is read")), EventBodies.NONE,
+        List.of(100L), 300);
 
     assertThat(survivor.runOnce()).isZero();
     Eventually.until("the lease runs out and the row is taken again", 5_000, () -> runOnce(survivor) == 1);

@@ -147,7 +147,7 @@ class AdapterVerifyIT {
     InboxProcessor processor = new InboxProcessor(inbox, handled::add, ContainerVerifier.inline("bob",
         login -> hubUp.get() ? Future.succeededFuture(Optional.of(ShineClient.signedCard("alice", alice,
             List.of(Map.entry("s1", "ws://127.0.0.1:7101/ws")), 1))) : Future.failedFuture("hub unreachable")),
-        List.of(50L, 50L), 1_000);
+        EventBodies.NONE, List.of(50L, 50L), 1_000);
 
     Eventually.until("dead after every delay", 10_000, () -> runOnce(processor) >= 0
         && rows(inbox::dead).size() == 1);
@@ -162,8 +162,12 @@ class AdapterVerifyIT {
     assertThat(inbox.all().get(0).status()).isEqualTo("done");
   }
 
-  /** Puts a hub event for bob straight into the server's queue, as a forging server would; answers its key. */
   private String enqueue(TestServer server, String op, String key, ObjectNode payload) {
+    return enqueue(world, server, op, key, payload);
+  }
+
+  /** Puts a hub event for bob straight into the server's queue, as a forging server would; answers its key. */
+  static String enqueue(TestWorld world, TestServer server, String op, String key, ObjectNode payload) {
     String eventKey = op + "|" + key;
     ObjectNode body = Json.MAPPER.createObjectNode().put("op", op).put("eventKey", eventKey);
     body.set("payload", payload);

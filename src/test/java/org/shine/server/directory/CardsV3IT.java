@@ -28,9 +28,11 @@ import org.shine.server.dm.DmCodec;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.DmKind;
 import org.shine.server.dm.KeyFile;
+import org.shine.server.hub.HubHttp;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.support.MutableClock;
 import org.shine.server.support.TestServer;
+import org.shine.server.support.TestUser;
 import org.shine.server.support.TestWorld;
 
 /**
@@ -185,7 +187,8 @@ class CardsV3IT {
     await(() -> thiefClosed.get());
     await(() -> events.stream().anyMatch(e -> e.path("op").asText().equals("DmDeliveryStateChanged")
         && e.path("payload").path("baseKey").asText().equals(byThief.incoming().baseKey())
-        && e.path("payload").path("deliveryState").asText().equals("failed")));
+        && e.path("payload").path("deliveryState").asText().equals("failed")
+        && e.path("payload").path("code").asText().equals(ErrorCode.KEY_REVOKED)));
     JsonNode history = owner.request("GetDirectMessages", ShineClient.object().put("peer", to)).await();
     for (JsonNode message : history.get("messages")) {
       String expected = message.get("baseKey").asText().equals(byThief.incoming().baseKey()) ? "failed"
@@ -201,6 +204,34 @@ class CardsV3IT {
     ObjectNode readmits = DeviceCard.first(login, kept.publicKeyB64(), "kept", homeRoute)
         .addKey(stolen.publicKeyB64(), "stolen").version(card(login).get("version").asLong() + 1).sign(kept);
     assertThat(publishRefusal(readmits)).isEqualTo("400 " + ErrorCode.KEY_REVOKED);
+  }
+
+  @Test
+  @DisplayName("revoke: the hub tokens the revoked device obtained stop working; the other device's go on")
+  void revocationEndsHubTokens() throws Exception {
+    String login = TestWorld.unique("hub");
+    KeyFile stolen = KeyFile.generate(login);
+    KeyFile kept = KeyFile.generate(login);
+    publish(DeviceCard.first(login, stolen.publicKeyB64(), null, homeRoute).addKey(kept.publicKeyB64(), null)
+        .sign(kept));
+    HubHttp hub = new HubHttp(home);
+    JsonNode thiefTokens = hub.tokens(new TestUser(login, stolen));
+    String ownerToken = hub.tokens(new TestUser(login, kept)).get("accessToken").asText();
+    String cardPath = "/cards/" + login;
+    assertThat(hub.get(cardPath, thiefTokens.get("accessToken").asText()).statusCode()).isEqualTo(200);
+
+    publish(DeviceCard.next(card(login)).revoke(stolen.publicKeyB64()).sign(kept));
+
+    await(() -> {
+      try {
+        return hub.get(cardPath, thiefTokens.get("accessToken").asText()).statusCode() == 401;
+      } catch (Exception e) {
+        throw new AssertionError(e);
+      }
+    });
+    assertThat(hub.get(cardPath, ownerToken).statusCode()).isEqualTo(200);
+    assertThat(hub.post("/token/refresh", null, ShineClient.object().put("refreshToken",
+        thiefTokens.get("refreshToken").asText()).toString()).statusCode()).isEqualTo(401);
   }
 
   @Test
@@ -307,6 +338,111 @@ class CardsV3IT {
     assertThat(served.get("card").toString()).isEqualTo(v3.toString());
     assertThat(pair.anonymous(back).login(login, next).await().get("login").asText()).isEqualTo(login);
     pair.close();
+  }
+
+  @Test
+  @DisplayName("first sight of a login relayed by a server that is not its route asks the login's routes, and a forged"
+      + " card does not follow from theirs")
+  void firstSightAsksTheRoutes() {
+    TestWorld trio = world.child();
+    // home knows no peer: the only way the stranger learns the genuine card is to ask home for it
+    TestServer home = trio.server(TestWorld.unique("se"));
+    String login = TestWorld.unique("tofu");
+    KeyFile real = KeyFile.generate(login);
+    ObjectNode genuine = DeviceCard.first(login, real.publicKeyB64(), null, TestWorld.routes(home)).sign(real);
+    trio.anonymous(home).request("PublishUserCard", ShineClient.object().set("card", genuine)).await();
+    TestServer[] servers = trio.servers(TestWorld.unique("sf"), TestWorld.unique("sg"));
+    TestServer stranger = servers[0];
+    TestServer relayer = servers[1];
+    KeyFile forger = KeyFile.generate(login);
+    ObjectNode forged = DeviceCard.first(login, forger.publicKeyB64(), null, TestWorld.routes(home)).version(5)
+        .sign(forger);
+
+    String answer = refusal(trio.serverSession(relayer, stranger).request("PublishUserCard",
+        ShineClient.object().set("card", forged)));
+
+    assertThat(answer).isEqualTo("409 " + ErrorCode.CARD_CHAIN_GAP);
+    JsonNode kept = trio.anonymous(stranger).request("GetUserCard", ShineClient.object().put("login", login)).await();
+    assertThat(kept.get("card").toString()).isEqualTo(genuine.toString());
+    trio.close();
+  }
+
+  @Test
+  @DisplayName("a peer configured as v2 gets v1 cards relayed but never a v3 card; a v3 peer gets both")
+  void oldPeersNeverSeeV3Cards() {
+    TestWorld relay = world.child();
+    org.shine.server.support.StubPeer old = relay.stub().named(TestWorld.unique("old")).acceptEverything();
+    org.shine.server.support.StubPeer fresh = relay.stub().named(TestWorld.unique("new")).acceptEverything();
+    TestServer server = relay.server(TestWorld.unique("sh"), "{\"peers\":[{\"serverLogin\":\"" + old.serverLogin()
+        + "\",\"url\":\"" + old.url() + "\",\"protocol\":\"v2\"},{\"serverLogin\":\"" + fresh.serverLogin()
+        + "\",\"url\":\"" + fresh.url() + "\"}]}");
+    List<Map.Entry<String, String>> routes = TestWorld.routes(server);
+    String v1Login = TestWorld.unique("vone");
+    String v3Login = TestWorld.unique("vthree");
+    KeyFile v3Key = KeyFile.generate(v3Login);
+    ShineClient client = relay.anonymous(server);
+    client.request("PublishUserCard", ShineClient.object().set("card",
+        ShineClient.signedCard(v1Login, KeyFile.generate(v1Login), routes, 1))).await();
+    client.request("PublishUserCard", ShineClient.object().set("card",
+        DeviceCard.first(v3Login, v3Key.publicKeyB64(), null, routes).sign(v3Key))).await();
+
+    await(() -> cardsRelayed(fresh).size() == 2);
+    await(() -> cardsRelayed(old).contains(v1Login));
+    assertThat(cardsRelayed(fresh)).containsExactlyInAnyOrder(v1Login, v3Login);
+    assertThat(cardsRelayed(old)).containsOnly(v1Login);
+    relay.close();
+  }
+
+  private static List<String> cardsRelayed(org.shine.server.support.StubPeer peer) {
+    return peer.requests().stream().filter(r -> r.op().equals("PublishUserCard"))
+        .map(r -> r.payload().path("card").path("login").asText()).filter(login -> !login.isEmpty()).toList();
+  }
+
+  @Test
+  @DisplayName("server ops: the author's server still hands on what a retired key signed, past its window; an anonymous"
+      + " caller cannot; a revoked key is refused on every op")
+  void serverOps() {
+    TestWorld pair = world.child();
+    TestServer[] servers = pair.servers(TestWorld.unique("sc"), TestWorld.unique("sd"));
+    TestServer here = servers[0];
+    TestServer sibling = servers[1];
+    String login = TestWorld.unique("srv");
+    String to = TestWorld.unique("peer");
+    KeyFile old = KeyFile.generate(login);
+    KeyFile current = KeyFile.generate(login);
+    KeyFile stolen = KeyFile.generate(login);
+    List<Map.Entry<String, String>> routes = TestWorld.routes(here, sibling);
+    ObjectNode first = DeviceCard.first(login, old.publicKeyB64(), null, routes).addKey(current.publicKeyB64(), null)
+        .addKey(stolen.publicKeyB64(), null).sign(current);
+    ObjectNode recipient = ShineClient.signedCard(to, KeyFile.generate(to), List.of(NOWHERE), 1);
+    long writtenAt = CLOCK.millis();
+    SignedPair beforeRotation = pair(login, old, to, writtenAt, 0, 31);
+    SignedPair byStolen = pair(login, stolen, to, writtenAt, 0, 32);
+    ObjectNode rotatedAndRevoked = DeviceCard.next(first).retire(old.publicKeyB64(), writtenAt + 1)
+        .revoke(stolen.publicKeyB64()).sign(current);
+    ShineClient anonymous = pair.anonymous(here);
+    for (ObjectNode card : List.of(recipient, first, rotatedAndRevoked)) {
+      anonymous.request("PublishUserCard", ShineClient.object().set("card", card)).await();
+    }
+    CLOCK.advance(Duration.ofHours(2));
+    ShineClient fromSibling = pair.serverSession(sibling, here);
+
+    assertThat(refusal(anonymous.request("ReceiveOutcomingMessage", forward(beforeRotation, null))))
+        .isEqualTo("400 " + ErrorCode.BAD_SIGNATURE);
+    assertThat(fromSibling.request("ReceiveOutcomingMessage", forward(beforeRotation, sibling.serverLogin()))
+        .await().get("outgoingKey").asText()).isEqualTo(beforeRotation.outgoing().messageKey());
+    assertThat(refusal(fromSibling.request("ReceiveOutcomingMessage", forward(byStolen, sibling.serverLogin()))))
+        .isEqualTo("400 " + ErrorCode.KEY_REVOKED);
+    assertThat(refusal(anonymous.request("ReceiveOutcomingMessage", forward(byStolen, null))))
+        .isEqualTo("400 " + ErrorCode.KEY_REVOKED);
+    pair.close();
+  }
+
+  private static ObjectNode forward(SignedPair pair, String sourceServerLogin) {
+    ObjectNode payload = ShineClient.object()
+        .put("incomingBlobB64", java.util.Base64.getEncoder().encodeToString(pair.incoming().bytes()))
+        .put("outgoingBlobB64", java.util.Base64.getEncoder().encodeToString(pair.outgoing().bytes()));
+    return sourceServerLogin == null ? payload : payload.put("sourceServerLogin", sourceServerLogin);
   }
 
   private static void await(java.util.function.BooleanSupplier condition) {
