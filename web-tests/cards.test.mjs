@@ -187,3 +187,28 @@ test('Add a device: the text the new browser shows reads back; other text is ref
   assert.deepEqual(received.map((k) => k.publicKeyB64), identity.encryptionKeys.map((k) => k.publicKeyB64));
   await assert.rejects(hpke.openKeyTransfer(sealed, keysWithKid, 'bob', d2.b64), 'bound to the new device key');
 });
+
+test('the Java DeviceCard\'s v3 cards (dm/card-v3-vectors.json): the same signed text, the same signature, the keys '
+  + 'that verify messages, and each card follows from the one before', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const { cards } = JSON.parse(await readFile(new URL('../src/test/resources/dm/card-v3-vectors.json', import.meta.url)));
+  assert.equal(cards.length, 4);
+  const read3 = [];
+  for (const vector of cards) {
+    const { card } = vector;
+    assert.equal(new TextDecoder().decode(cardText3(card)), vector.signedText);
+    const { card: shape, problem } = await readCard(card.login, card);
+    assert.equal(problem, null);
+    assert.deepEqual(messageKeysOf(shape), vector.verifyingKeysB64);
+    const signer = await keysModule.keyFromFile(JSON.stringify({ login: card.login, publicKeyB64: card.signerKeyB64,
+      privateKeyB64: vector.signerPrivateKeyB64 }));
+    const { signatureB64, signerKeyB64, ...unsigned } = card;
+    assert.equal((await signCard(unsigned, signerKeyB64, signer.privateKey)).signatureB64, signatureB64);
+    read3.push(shape);
+  }
+  assert.ok(chainFollows(read3[0], read3.slice(1)));
+  for (let i = 1; i < read3.length; i++) {
+    assert.ok(follows(read3[i - 1], read3[i]), `card ${i + 1} follows card ${i}`);
+  }
+  assert.ok(!follows(read3[0], read3[3]), 'a recovery whose key the first card did not have');
+});
