@@ -163,7 +163,7 @@ ensure_web_tests() {
   major=$(node -p 'process.versions.node.split(".")[0]')
   # playwright-core needs Node.js 20 or later (Debian 12's own nodejs is 18)
   [ "$major" -ge 20 ] || die "Node.js $major is too old for the browser tests: install Node.js 20 or later"
-  if [ ! -d "$ROOT/web-tests/node_modules/playwright-core" ]; then
+  if [ ! -d "$ROOT/web-tests/node_modules/playwright-core" ] || [ ! -d "$ROOT/web-tests/node_modules/jsqr" ]; then
     log "installing the browser tests' npm packages"
     (cd "$ROOT/web-tests" && npm ci --no-audit --no-fund --loglevel=error >&2) || die "npm ci in web-tests failed"
   fi

@@ -14,4 +14,4 @@ ensure_web_tests
 ensure_jar
 cd "$ROOT/web-tests"
 exec node --test state.test.mjs outbox.test.mjs protocol.test.mjs codec.test.mjs errors.test.mjs chat.test.mjs \
-  verify.test.mjs hpke.test.mjs
+  verify.test.mjs hpke.test.mjs cards.test.mjs qr.test.mjs

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import jsQR from 'jsqr';
 import { chromium } from 'playwright-core';
 import { Federation, ROOT, SCHEDULE_MS, keygen } from './federation.mjs';
 
@@ -141,6 +142,16 @@ async function tickShot(page, text, state) {
   await message(page, text).screenshot({ path: join(SHOTS, `tick-${state}.png`) });
 }
 
+/** "Export key": the key file the page writes (format 2), saved as `file`. */
+async function exportKey(page, file) {
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export key' }).click(),
+  ]);
+  await download.saveAs(file);
+  return file;
+}
+
 async function importAndRegister(page, keyFile, second) {
   await page.getByLabel('Import key').setInputFiles(keyFile);
   await page.getByRole('button', { name: 'Register' }).waitFor({ timeout: WAIT });
@@ -184,7 +195,7 @@ test('two people chat across four servers with the seed\'s ticks', async () => {
 async function chat() {
   const aliceKey = keygen(join(RUN_DIR, 'alice.key'), 'alice');
   const bobKey = keygen(join(RUN_DIR, 'bob.key'), 'bob');
-  const alice = await browser.newContext({ viewport: { width: 1000, height: 700 } });
+  const alice = await browser.newContext({ viewport: { width: 1000, height: 700 }, acceptDownloads: true });
   const bob = await browser.newContext({ viewport: { width: 390, height: 760 }, colorScheme: 'dark' });
   await bob.addInitScript(fakeNotificationsAndVisibility);
 
@@ -193,6 +204,10 @@ async function chat() {
   await importAndRegister(a1, aliceKey, 's2');
   const b4 = await newPage(bob, 's4');
   await importAndRegister(b4, bobKey, 's3');
+  // registering made alice's card v3 with an encryption key made in her browser: her other tabs take the key file
+  // "Export key" writes (format 2, with that key), not keygen's
+  const aliceFile = await exportKey(a1, join(RUN_DIR, 'alice-exported.key'));
+  assert.equal(JSON.parse(readFileSync(aliceFile, 'utf8')).encryptionKeys.length, 1);
 
   // no chat open: what to do first
   await a1.getByRole('heading', { name: 'No chat open' }).waitFor({ timeout: WAIT });
@@ -258,7 +273,7 @@ async function chat() {
 
   // a second tab of alice, on her other server, shows the message and its ticks, and what the first tab sends next
   const a2 = await newPage(alice, 's2');
-  await a2.getByLabel('Import key').setInputFiles(aliceKey); // another origin, so another key store
+  await a2.getByLabel('Import key').setInputFiles(aliceFile); // another origin, so another key store
   await a2.locator('button[data-peer="bob"]').click({ timeout: WAIT });
   await expectState(a2, 'hello bob', 'read');
   await a1.getByLabel('Message').fill('second one');
@@ -323,13 +338,14 @@ async function chat() {
   assert.equal(await a2.locator('li[data-state="deleted"]').count(), 1, 'the mark, from history');
   assert.doesNotMatch(await a2.locator('body').textContent(), /second one/);
 
-  // a message longer than the server takes is refused before it is signed, in plain words, and stays to be shortened
-  const long = 'x'.repeat(70000);
+  // a message longer than the server takes once sealed is refused before it is signed, in plain words, and stays to be
+  // shortened
+  const long = 'x'.repeat(50000);
   await a1.getByLabel('Message').fill(long);
   await a1.getByRole('button', { name: 'Send' }).click();
-  await a1.getByText('This message is too long: 70,000 characters, the limit is 65,519 (64 KiB). Shorten it or split '
+  await a1.getByText('This message is too long: 50,000 characters, the limit is 49,020 (64 KiB). Shorten it or split '
     + 'it into several messages.').waitFor({ timeout: WAIT });
-  assert.equal((await a1.getByLabel('Message').inputValue()).length, 70000);
+  assert.equal((await a1.getByLabel('Message').inputValue()).length, 50000);
   assert.equal(await a1.locator('li[data-message-key]', { hasText: 'xxxxxxxxxx' }).count(), 0, 'nothing queued');
   await a1.getByLabel('Message').fill('');
 
@@ -383,7 +399,7 @@ async function chat() {
   const aliceYesterday = await browser.newContext(); // a clock is the whole context's
   await aliceYesterday.clock.setFixedTime(yesterday.getTime()); // Date.now() says this; timers run as usual
   const a3 = await newPage(aliceYesterday, 's1');
-  await a3.getByLabel('Import key').setInputFiles(aliceKey);
+  await a3.getByLabel('Import key').setInputFiles(aliceFile);
   await a3.locator('button[data-peer="bob"]').click({ timeout: WAIT });
   await a3.getByLabel('Message').fill('see you tomorrow');
   await a3.getByLabel('Message').press('Enter');
@@ -405,6 +421,18 @@ async function chat() {
   assert.match(readDetails, /Read by bobYes, Today \d/);
   await shot(a1, '9-chat-light');
   await a1.getByRole('dialog', { name: 'Details' }).getByRole('button', { name: 'Close' }).click();
+
+  // end to end: no marker anywhere, and none of the words on any server (each copy sealed to its owner's key)
+  assert.equal(await a1.locator('li[data-marker]').count(), 0);
+  assert.equal(await a1.locator('#peer-note').isHidden(), true);
+  assert.equal(await b4.locator('li[data-marker]').count(), 0);
+  for (const server of ['s1', 's2', 's3', 's4']) {
+    for (const words of ['hello bob', 'are you there?', 'see you tomorrow', 'good morning']) {
+      assert.equal(federation.sql(server, `SELECT count(*) FROM dm_message WHERE position(convert_to('${words}', 'UTF8') `
+        + `in blob) > 0 OR position(convert_to('${words}', 'UTF8') in coalesce(pair_blob, ''::bytea)) > 0`).trim(), '0',
+      `${words} on ${server}`);
+    }
+  }
 
   assert.deepEqual(problems, [], 'no script errors, CSP violations or requests outside the server');
   await alice.close();
@@ -448,4 +476,230 @@ test('a key made in the browser is exported in the keygen format and works with 
   assert.equal(sent.deliveryState, 'delivered');
   assert.deepEqual(problems, []);
   await context.close();
+});
+
+/** What the QR code the page drew (an SVG path of one square per dark module) decodes to, with jsQR. */
+function decodeSvgQr(viewBox, d) {
+  const side = Number(viewBox.split(' ')[2]);
+  const scale = 4;
+  const width = side * scale;
+  const pixels = new Uint8ClampedArray(width * width * 4).fill(255);
+  for (const [, x, y] of d.matchAll(/M(\d+),(\d+)h1v1h-1z/g)) {
+    for (let dy = 0; dy < scale; dy++) {
+      const at = ((Number(y) * scale + dy) * width + Number(x) * scale) * 4;
+      for (let i = 0; i < scale * 4; i += 4) {
+        pixels.fill(0, at + i, at + i + 3);
+      }
+    }
+  }
+  const found = jsQR(pixels, width, width);
+  return found && found.data;
+}
+
+/** A v1 card (one key, no encryption key) published from a page, as an older client would: the login's first card. */
+async function publishV1Card(page, login, servers) {
+  await page.evaluate(async ([who, routes]) => {
+    const b64 = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes)));
+    const pair = await crypto.subtle.generateKey('Ed25519', true, ['sign', 'verify']);
+    const publicKeyB64 = b64(await crypto.subtle.exportKey('raw', pair.publicKey));
+    const text = `SHiNE_CARD|${who}|${publicKeyB64}|1|${routes.map((s) => `${s.serverLogin}=${s.url}`).join('|')}`;
+    const signatureB64 = b64(await crypto.subtle.sign('Ed25519', pair.privateKey, new TextEncoder().encode(text)));
+    const card = { login: who, publicKeyB64, accessServers: routes, version: 1, signatureB64 };
+    await new Promise((ok, fail) => {
+      const socket = new WebSocket(`ws://${location.host}/ws`);
+      socket.onopen = () => socket.send(JSON.stringify({ op: 'PublishUserCard', requestId: 'v1', payload: { card } }));
+      socket.onmessage = (m) => {
+        const frame = JSON.parse(m.data);
+        socket.close();
+        (frame.status === 200 ? ok : fail)(new Error(m.data));
+      };
+    });
+  }, [login, servers]);
+}
+
+/** A pair with a plaintext body, signed with the page's key and sent on a session of its own (an older client). */
+async function sendPlaintext(page, to, text) {
+  await page.evaluate(async ([peer, words]) => {
+    const codec = await import('/app/codec.js');
+    const keys = await import('/app/keys.js');
+    const me = await keys.loadIdentity(await keys.openDb());
+    const fields = { createdAtMs: Date.now(), nonce: codec.randomNonce(), revision: 0, from: me.login, to: peer,
+      body: codec.encodeBody(words) };
+    const blob = async (kind) => codec.b64encode(await codec.signContainer({ ...fields, kind }, me.privateKey));
+    const socket = new WebSocket(`ws://${location.host}/ws`);
+    await new Promise((ok) => { socket.onopen = ok; });
+    const answers = new Map();
+    socket.onmessage = (m) => {
+      const frame = JSON.parse(m.data);
+      answers.get(frame.requestId)?.(frame);
+    };
+    let next = 0;
+    const call = (op, payload) => new Promise((ok, fail) => {
+      const requestId = `p-${next++}`;
+      answers.set(requestId, (frame) => (frame.status === 200 ? ok(frame.payload) : fail(new Error(JSON.stringify(frame)))));
+      socket.send(JSON.stringify({ op, requestId, payload }));
+    });
+    const { challengeB64, serverLogin } = await call('AuthChallenge', { login: me.login });
+    const signature = await crypto.subtle.sign('Ed25519', me.privateKey, codec.authText(serverLogin, challengeB64));
+    await call('AuthLogin', { login: me.login, signatureB64: codec.b64encode(new Uint8Array(signature)) });
+    await call('SendMessagePair', { incomingBlobB64: await blob(1), outgoingBlobB64: await blob(2) });
+    socket.close();
+  }, [to, text]);
+}
+
+async function createAndRegister(page, login, second) {
+  await page.getByLabel('Login', { exact: true }).fill(login);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  if (second) {
+    await page.getByLabel('Second access server (optional): its serverLogin').fill(second);
+    await page.getByLabel('and its WebSocket URL').fill(federation.url(second));
+  }
+  await page.getByRole('button', { name: 'Register' }).click();
+  await page.getByText(`Signed in as ${login}`).waitFor({ timeout: WAIT });
+}
+
+async function send(page, text) {
+  await page.getByLabel('Message').fill(text);
+  await page.getByLabel('Message').press('Enter');
+}
+
+async function openChatWith(page, peer) {
+  await page.getByLabel('Chat with').fill(peer);
+  await page.getByLabel('Chat with').press('Enter');
+  await page.getByRole('heading', { name: peer }).waitFor({ timeout: WAIT });
+}
+
+test('a second device added by the text route reads the same history; a revoked device is signed out; a peer '
+  + 'with a v1 card is "not end-to-end encrypted"', async () => {
+  for (const name of ['s1', 's2', 's3', 's4']) {
+    if (!federation.servers.get(name).process) {
+      await federation.startOne(name); // the chat above leaves bob's s3 down
+    }
+  }
+  const daveContext = await browser.newContext({ acceptDownloads: true });
+  const erinContext = await browser.newContext();
+  const newContext = await browser.newContext();
+  const d1 = await newPage(daveContext, 's1');
+  await createAndRegister(d1, 'dave', 's2');
+  const e3 = await newPage(erinContext, 's3');
+  await createAndRegister(e3, 'erin');
+  await openChatWith(d1, 'erin');
+  await send(d1, 'before the second device');
+  await expectState(d1, 'before the second device', 'delivered');
+
+  // the new browser, on dave's other server: its keys as text and as a QR code, waiting
+  const d2 = await newPage(newContext, 's2');
+  await d2.getByLabel('Login', { exact: true }).fill('dave');
+  await d2.getByRole('button', { name: 'Add this browser to an existing account' }).click();
+  await d2.getByRole('heading', { name: 'Waiting for approval' }).waitFor({ timeout: WAIT });
+  const request = await d2.getByLabel('This browser\'s keys').inputValue();
+  assert.match(request, /^SHiNE add device\nlogin: dave\ndevice key: [A-Za-z0-9+/]{43}=\ntransfer key: /);
+  assert.equal(await d2.locator('#request-qr svg path').count(), 1);
+  assert.equal(decodeSvgQr(await d2.locator('#request-qr svg').getAttribute('viewBox'),
+    await d2.locator('#request-qr svg path').getAttribute('d')), request, 'the QR code the page drew says the text');
+  await d2.getByText('Not approved yet').waitFor({ timeout: WAIT });
+  await shot(d2, 'add-device-waiting');
+
+  // dave approves it on his first device
+  await d1.getByRole('button', { name: 'Devices' }).click();
+  await d1.getByLabel('Paste the text the new device shows').fill(request);
+  await d1.getByRole('button', { name: 'Approve' }).click();
+  await d1.getByText(/^Added /).waitFor({ timeout: WAIT });
+  await d1.getByRole('button', { name: 'Close' }).click();
+
+  // the new browser signs in by itself and reads the history written before it was added
+  await d2.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+  await d2.locator('button[data-peer="erin"]').click({ timeout: WAIT });
+  await message(d2, 'before the second device').waitFor({ timeout: WAIT });
+  await e3.locator('button[data-peer="dave"]').click({ timeout: WAIT });
+  await send(e3, 'hello both of you');
+  await send(d1, 'after the approval');
+  for (const page of [d1, d2, e3]) {
+    for (const text of ['before the second device', 'hello both of you', 'after the approval']) {
+      await message(page, text).waitFor({ timeout: WAIT });
+    }
+    assert.equal(await page.locator('li[data-marker]').count(), 0, 'nothing that does not open, nothing unencrypted');
+  }
+  await shot(d2, 'add-device-history');
+  // the sealed keys were taken: the setting is null now (settings have no delete)
+  assert.equal(federation.sql('s2', 'SELECT string_agg(value_json, \',\') FROM user_setting WHERE owner = \'dave\' '
+    + 'AND key LIKE \'keys.transfer.%\'').trim(), 'null');
+
+  // dave revokes it from his first device: it is signed out, with words that say why
+  await d1.getByRole('button', { name: 'Devices' }).click();
+  assert.equal(await d1.locator('#revoke-select option').count(), 1);
+  await d1.getByRole('button', { name: 'Revoke' }).click();
+  await d1.getByText(/^Revoked: /).waitFor({ timeout: WAIT });
+  await d1.getByRole('button', { name: 'Close' }).click();
+  await d2.getByText('This device\'s key was revoked from another of your devices').waitFor({ timeout: WAIT });
+  assert.equal(await d2.locator('#chat').isHidden(), true);
+  await shot(d2, 'revoked');
+  // with the new encryption key, both sides still read what follows
+  await d1.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+  await d1.locator('button[data-peer="erin"]').click({ timeout: WAIT });
+  await send(d1, 'after the revocation');
+  await message(e3, 'after the revocation').waitFor({ timeout: WAIT });
+  await expectState(d1, 'after the revocation', 'read');
+  assert.equal(await e3.locator('li[data-marker]').count(), 0);
+
+  // a plaintext message from erin, whose card has an encryption key (as an older client of hers would write it)
+  await sendPlaintext(e3, 'dave', 'an old client wrote this');
+  await d1.locator('li[data-marker="unencrypted"]', { hasText: 'an old client wrote this' }).waitFor({ timeout: WAIT });
+  assert.match(await message(d1, 'an old client wrote this').textContent(), /sent unencrypted/);
+
+  // Rotate key: a new device key, the old one retired; erin's page follows the card and still verifies dave
+  await d1.getByRole('button', { name: 'Devices' }).click();
+  await d1.getByRole('button', { name: 'Rotate key' }).click();
+  await d1.getByText(/^This device has a new key/).waitFor({ timeout: WAIT });
+  // Create recovery key: saved once as a file, the card gets its public half
+  const [recovery] = await Promise.all([
+    d1.waitForEvent('download'),
+    d1.getByRole('button', { name: 'Create recovery key' }).click(),
+  ]);
+  const recoveryFile = join(RUN_DIR, 'dave-recovery.key');
+  await recovery.saveAs(recoveryFile);
+  await d1.getByText(/keep it offline/).waitFor({ timeout: WAIT });
+  await d1.getByRole('button', { name: 'Close' }).click();
+  const card = JSON.parse(federation.sql('s1', 'SELECT card_json FROM user_card WHERE login = \'dave\'').trim() || '{}');
+  assert.equal(card.recoveryKeyB64, JSON.parse(readFileSync(recoveryFile, 'utf8')).publicKeyB64);
+  assert.equal(card.retiredKeys.length, 1);
+  await d1.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+  await d1.locator('button[data-peer="erin"]').click({ timeout: WAIT });
+  await send(d1, 'with a rotated key');
+  await e3.locator('li[data-verified="true"]', { hasText: 'with a rotated key' }).waitFor({ timeout: WAIT });
+  await message(e3, 'before the second device').waitFor({ timeout: WAIT });
+  assert.equal(await e3.locator('li[data-verified="false"]').count(), 0, 'retired keys still verify older messages');
+
+  // a peer whose card is v1 (no encryption key): the conversation says it is not end-to-end encrypted
+  await publishV1Card(d1, 'frank', [{ serverLogin: 's1', url: federation.url('s1') }]);
+  await openChatWith(d1, 'frank');
+  await d1.getByText('not end-to-end encrypted').waitFor({ timeout: WAIT });
+  await openChatWith(d1, 'erin');
+  assert.equal(await d1.locator('#peer-note').isHidden(), true, 'erin\'s conversation is encrypted');
+
+  // a pinned card that the served one does not follow from (here: a stranger's card for erin, pinned in this
+  // browser as a server could have made it be seen first): a blocking warning, and no sending to her
+  await d1.evaluate(async () => {
+    const keys = await import('/app/keys.js');
+    const codec = await import('/app/codec.js');
+    const pair = await crypto.subtle.generateKey('Ed25519', true, ['sign', 'verify']);
+    const publicKeyB64 = codec.b64encode(new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey)));
+    const accessServers = [{ serverLogin: 's3', url: 'ws://127.0.0.1:9/ws' }];
+    const signature = await crypto.subtle.sign('Ed25519', pair.privateKey,
+      codec.cardText('erin', publicKeyB64, 1, accessServers));
+    await keys.idbPins(await keys.openDb()).put('erin', { login: 'erin', publicKeyB64, accessServers, version: 1,
+      signatureB64: codec.b64encode(new Uint8Array(signature)) });
+  });
+  await d1.reload();
+  await d1.locator('button[data-peer="erin"]').click({ timeout: WAIT });
+  await d1.getByText('erin\'s keys changed in a way their devices did not sign. Sending to erin is disabled')
+    .waitFor({ timeout: WAIT });
+  assert.equal(await d1.getByLabel('Message').isDisabled(), true);
+  assert.equal(await d1.getByRole('button', { name: 'Send' }).isDisabled(), true);
+  await d1.locator('li[data-verified="false"]', { hasText: 'erin\'s keys changed' }).first().waitFor({ timeout: WAIT });
+  assert.equal(await d1.locator('li[data-verified="true"]:not(.mine)').count(), 0, 'nothing of erin\'s verifies');
+  await shot(d1, 'keys-changed');
+  assert.deepEqual(problems, []);
+  await Promise.all([daveContext.close(), erinContext.close(), newContext.close()]);
+  copyFileSync(join(SHOTS, 'add-device-waiting.png'), join(ROOT, 'docs', 'img', 'add-device.png'));
 });

@@ -65,15 +65,30 @@ test('bodies are the v2 JSON the CLI writes; older raw UTF-8 bodies still read',
   assert.equal(decodeBody(new TextEncoder().encode('plain old text')), 'plain old text');
 });
 
-test('a keygen file imports, exports to the same fields, and a mismatched public key is refused', async () => {
+test('a keygen file (format 1) imports, exports to the same fields in format 2, and a mismatched public key is refused',
+  async () => {
   assert.equal(identity.login, 'alice');
   const exported = JSON.parse(await keyFileText(identity));
-  assert.deepEqual(exported, vectors.key);
+  assert.deepEqual(exported, { format: 2, ...vectors.key, encryptionKeys: [] });
   const other = { ...vectors.key, publicKeyB64: b64encode(new Uint8Array(32).fill(9)) };
   await assert.rejects(keyFromFile(JSON.stringify(other)));
   await assert.rejects(keyFromFile('not json'));
   assert.throws(() => unsignedBytes({ ...fieldsOf(vectors.containers[0]), from: 'Not A Login' }));
 });
+
+test('a format 2 file keeps its encryption keys, newest first, through import and export; a broken one is refused',
+  async () => {
+    const older = await keys.createEncryptionKey();
+    const newer = await keys.createEncryptionKey();
+    const text = await keyFileText({ ...identity, encryptionKeys: [newer, older] });
+    const back = await keyFromFile(text);
+    assert.deepEqual(back.encryptionKeys.map((k) => k.publicKeyB64), [newer.publicKeyB64, older.publicKeyB64]);
+    assert.equal(await keyFileText(back), text);
+    const file = JSON.parse(text);
+    file.encryptionKeys[1].publicKeyB64 = newer.publicKeyB64;
+    await assert.rejects(keyFromFile(JSON.stringify(file)), /damaged/);
+    await assert.rejects(keyFromFile(JSON.stringify({ ...file, format: 3 })), /format 3/);
+  });
 
 // ---- verify.js: what the chat makes of what its server hands it (PROTOCOL §13 "Clients verify") ----
 const { Verifier, cardKeys } = await import('../src/main/resources/shine-web/verify.js');

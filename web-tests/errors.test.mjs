@@ -101,3 +101,14 @@ test('days: today, yesterday, else the date; two times are one day by the local 
   assert.equal(dayKey(new Date(2025, 0, 1, 0, 0).getTime()), dayKey(new Date(2025, 0, 1, 23, 59).getTime()));
   assert.notEqual(dayKey(new Date(2025, 0, 1, 23, 59).getTime()), dayKey(new Date(2025, 0, 2, 0, 0).getTime()));
 });
+
+test('an encrypted chat\'s limit is the sealed size: 132 + 4·⌈(n+16)/3⌉ bytes ≤ 64 KiB, 49,020 plain characters',
+  async () => {
+    const { MAX_SEALED_CHARS, sealedSize, tooLong: tooLongFor } = await import('../src/main/resources/shine-web/errors.js');
+    assert.equal(MAX_SEALED_CHARS, 49020);
+    assert.equal(sealedSize(17), 176);
+    assert.equal(tooLongFor('x'.repeat(49020), true), null);
+    assert.equal(tooLongFor('x'.repeat(49021), true), 'This message is too long: 49,021 characters, the limit is 49,020 '
+      + '(64 KiB). Shorten it or split it into several messages.');
+    assert.equal(tooLongFor('x'.repeat(49021)), null, 'plain, it fits');
+  });

@@ -1,14 +1,32 @@
 // The user's key and session: create, import, export and forget the key, register its card, start a session (a
 // protocol client whose events go to the store) and say what its connection does, including a login refused.
+import { browserLabel } from './cards.js';
 import { badLogin, plain } from './errors.js';
 import { ProtocolClient, publishedCard, register, wsUrl } from './protocol.js';
 import {
-  createKey, forgetIdentity, keyFileText, keyFromFile, saveIdentity,
+  approveDevice, createRecoveryKey, newDeviceRequest, parseRequest, requestText, revokeDevice, rotateKey, tryAdded,
+} from './devices.js';
+import {
+  createEncryptionKey, createKey, forgetIdentity, keyFileText, keyFromFile, saveIdentity, saveRequest,
 } from './keys.js';
+import { encodeQr } from './qr.js';
+
+const POLL_MS = 2000;
+
+/** Whether a card as served (v1 or v3) lists `publicKeyB64` as a device key. */
+export function listsKey(card, publicKeyB64) {
+  return Boolean(card) && (card.publicKeyB64 === publicKeyB64
+    || (Array.isArray(card.keys) && card.keys.some((k) => k.publicKeyB64 === publicKeyB64)));
+}
+
+/** What a device whose key was revoked is told when the server closes its session. */
+export const REVOKED_TEXT = 'This device\'s key was revoked from another of your devices, so this browser is signed out '
+  + 'and its keys are forgotten. If that was not you, use your recovery key.';
 
 /** `session` {identity, client} is written here alone. */
-export function createAccount({ db, server, store, session, views, chat, outbox }) {
+export function createAccount({ db, server, store, session, views, chat, outbox, pins }) {
   let lastRefusal = null; // a refusal the connection tries again after: its words stay until a login succeeds
+  let waiting = null; // the request of this browser while it waits to be added to an account
   async function create(login) {
     const bad = badLogin(login);
     if (bad) {
@@ -40,8 +58,19 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
       }
       servers.push({ serverLogin: secondLogin, url: secondUrl });
     }
+    const { identity } = session;
     try {
-      await register(session.identity, servers);
+      // a card with no encryption key gets one made here (a v1 card moves to v3 with it)
+      const served = await publishedCard(identity.login);
+      if (!(served && served.encryptionKeyB64) && identity.encryptionKeys.length === 0
+          && (!served || listsKey(served, identity.publicKeyB64))) {
+        identity.encryptionKeys = [await createEncryptionKey()];
+        await saveIdentity(db, identity);
+      }
+      await register(identity, servers, {
+        label: browserLabel(navigator.userAgent),
+        encryptionKeyB64: identity.encryptionKeys[0] ? identity.encryptionKeys[0].publicKeyB64 : null,
+      });
     } catch (e) {
       throw new Error(plain(e, { login: session.identity.login }));
     }
@@ -77,6 +106,7 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
     }
     views.showChat(identity.login);
     const client = new ProtocolClient(wsUrl(), identity, {
+      pins,
       onState: (connection, error) => onState(client, connection, error),
       onEvent: (event) => store.dispatch(event),
       onError: (e) => views.error('chat-error', plain(e)),
@@ -97,6 +127,8 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
       chat.online().catch((e) => views.error('chat-error', plain(e)));
     } else if (connection === 'refused') {
       refused(client, error);
+    } else if (connection === 'revoked') {
+      revoked();
     } else if ((connection === 'offline' || connection === 'reconnecting') && !lastRefusal) {
       views.banner('Offline: reconnecting. Messages you write are sent when the connection is back.');
     }
@@ -129,12 +161,111 @@ export function createAccount({ db, server, store, session, views, chat, outbox 
     if (error.status === 401) {
       // the login exists here (else 404): unless its card names this very key, the key is someone else's
       const card = await publishedCard(identity.login);
-      if (!card || card.publicKeyB64 !== identity.publicKeyB64) {
+      if (card && Array.isArray(card.revokedKeysB64) && card.revokedKeysB64.includes(identity.publicKeyB64)) {
+        why = REVOKED_TEXT.replace(', so this browser is signed out and its keys are forgotten', ': sign out here');
+      } else if (!listsKey(card, identity.publicKeyB64)) {
         why = `This key is not ${identity.login}'s key on this server.`;
       }
     }
     views.showRefused(why);
   }
 
-  return { create, importKey, registerAndStart, exportKey, signOut, start };
+  /** "Add this browser to an existing account": a device key and a transfer key, shown, then waiting for approval. */
+  async function addThisBrowser(login) {
+    const bad = badLogin(login);
+    if (bad) {
+      throw new Error(bad);
+    }
+    const request = await newDeviceRequest(login);
+    await saveRequest(db, request);
+    waitForApproval(request);
+  }
+
+  /** Shows the request (text and QR code) and tries, every POLL_MS, to sign in with it until it is approved. */
+  function waitForApproval(request) {
+    waiting = request;
+    const text = requestText(request);
+    views.showAdding(request.login, text, encodeQr(text));
+    const poll = async () => {
+      if (waiting !== request) {
+        return;
+      }
+      try {
+        const identity = await tryAdded(request);
+        if (identity && waiting === request) {
+          waiting = null;
+          await saveIdentity(db, identity);
+          await saveRequest(db, null);
+          start(identity);
+          return;
+        }
+        views.addingStatus('Not approved yet: waiting…');
+      } catch (e) {
+        views.addingStatus(`Not approved yet: ${plain(e, { login: request.login })}`);
+      }
+      setTimeout(poll, POLL_MS);
+    };
+    poll();
+  }
+
+  async function cancelAdding() {
+    waiting = null;
+    await saveRequest(db, null);
+    views.signedOut();
+  }
+
+  /** Approves a new device from the text it shows; this device may get an encryption key on the way. */
+  async function approve(text) {
+    const request = parseRequest(text);
+    const updated = await approveDevice(session.identity, session.client, request);
+    await changed(updated, `Added ${request.label || 'the new device'}: it signs in by itself in a few seconds.`);
+  }
+
+  async function revoke(deviceKeyB64) {
+    await changed(await revokeDevice(session.identity, deviceKeyB64),
+      'Revoked: that device is signed out, and your encryption key is a new one.');
+  }
+
+  async function rotate() {
+    await changed(await rotateKey(session.identity), 'This device has a new key; the old one is retired in your card. '
+      + 'Export key again if you keep a copy.');
+  }
+
+  async function recovery() {
+    const text = await createRecoveryKey(session.identity);
+    views.download(text, `${session.identity.login}-recovery.key`);
+    views.devicesStatus('Your recovery key was saved as a file, once: keep it offline (on paper or a USB stick in a '
+      + 'drawer), never on this device. With it you can take your account back if your devices are lost or stolen; '
+      + 'anyone who has it can too.');
+  }
+
+  /** The identity after a card change: kept, and a new session signed in with it. */
+  async function changed(identity, words) {
+    if (identity !== session.identity) {
+      await saveIdentity(db, identity);
+      start(identity);
+    }
+    views.devicesStatus(words);
+  }
+
+  /** The card's device keys other than this one: [{publicKeyB64, label}]. */
+  async function otherDevices() {
+    const card = await publishedCard(session.identity.login);
+    return (card && card.keys ? card.keys : []).filter((k) => k.publicKeyB64 !== session.identity.publicKeyB64);
+  }
+
+  /** The server closed the session because this device's key was revoked: signed out, keys forgotten, said plainly. */
+  async function revoked() {
+    session.client = null;
+    await forgetIdentity(db);
+    session.identity = null;
+    store.dispatch({ type: 'signedOut' });
+    views.notSignedIn();
+    views.showRefused(REVOKED_TEXT);
+  }
+
+  return {
+    create, importKey, registerAndStart, exportKey, signOut, start, addThisBrowser, waitForApproval, cancelAdding,
+    approve, revoke, rotate, recovery, otherDevices,
+  };
 }

@@ -6,7 +6,7 @@ import { createAccount } from './account.js';
 import { createAttention } from './attention.js';
 import { createChat } from './chat.js';
 import { badLogin, plain } from './errors.js';
-import { idb, loadIdentity, openDb } from './keys.js';
+import { idb, idbPins, loadIdentity, loadRequest, openDb } from './keys.js';
 import { Outbox, idbStorage } from './outbox.js';
 import { createStore } from './state.js';
 import { createViews, guarded } from './views.js';
@@ -28,15 +28,19 @@ async function main() {
   views.thisServer(server);
   const outbox = new Outbox({
     store, storage: idbStorage(db, idb), session, onError: (text) => views.error('chat-error', text),
+    seal: (owner, baseKey, kind, revision, body) => session.client.sealFor(owner, baseKey, kind, revision, body),
   });
   chat = createChat({ store, session, outbox, views });
   createAttention(store, (peer) => chat.openChat(peer, true));
-  const account = createAccount({ db, server, store, session, views, chat, outbox });
+  const account = createAccount({ db, server, store, session, views, chat, outbox, pins: idbPins(db) });
   wireSetup(account);
   wireChat();
   const identity = await loadIdentity(db);
+  const request = identity ? null : await loadRequest(db);
   if (identity) {
     account.start(identity);
+  } else if (request) {
+    account.waitForApproval(request);
   } else {
     views.showSetup();
   }
@@ -52,6 +56,31 @@ function wireSetup(account) {
   $('register-button').addEventListener('click', () => guarded('setup-error',
     () => account.registerAndStart($('second-login').value.trim(), $('second-url').value.trim())));
   $('export-key').addEventListener('click', () => guarded('chat-error', account.exportKey));
+  $('add-this-browser').addEventListener('click', () => guarded('setup-error',
+    () => account.addThisBrowser($('login').value.trim())));
+  $('cancel-adding').addEventListener('click', () => guarded('setup-error', account.cancelAdding));
+  $('devices-button').addEventListener('click', () => guarded('chat-error', async () => {
+    views.devicesStatus('');
+    views.error('devices-error', '');
+    $('devices').showModal();
+    views.otherDevices(await account.otherDevices());
+  }));
+  $('devices-close').addEventListener('click', () => $('devices').close());
+  $('approve').addEventListener('click', () => guarded('devices-error', async () => {
+    await account.approve($('approve-text').value);
+    $('approve-text').value = '';
+    views.otherDevices(await account.otherDevices());
+  }));
+  $('revoke').addEventListener('click', () => guarded('devices-error', async () => {
+    const key = $('revoke-select').value;
+    if (!key) {
+      throw new Error('Your card lists no other device to revoke.');
+    }
+    await account.revoke(key);
+    views.otherDevices(await account.otherDevices());
+  }));
+  $('rotate').addEventListener('click', () => guarded('devices-error', account.rotate));
+  $('recovery').addEventListener('click', () => guarded('devices-error', account.recovery));
 }
 
 function wireChat() {

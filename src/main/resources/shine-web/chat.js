@@ -2,6 +2,7 @@
 // read receipt for what is on screen, write, edit (in the composer) and delete. It asks the protocol client and the
 // outbox, and tells the store what happened; `session` is {identity, client} of account.js.
 import { randomNonce } from './codec.js';
+import { keysChangedText } from './cards.js';
 import { plain, tooLong } from './errors.js';
 
 export function createChat({ store, session, outbox, views }) {
@@ -28,6 +29,7 @@ export function createChat({ store, session, outbox, views }) {
     }
     store.dispatch({ type: 'chatOpened', peer });
     await outbox.show();
+    await readPeerCard(peer);
     if (ready()) {
       try {
         const page = await session.client.page(peer);
@@ -38,6 +40,22 @@ export function createChat({ store, session, outbox, views }) {
     }
     if (focus) {
       views.focusComposer();
+    }
+  }
+
+  /** Whether the peer's messages are sealed (their card, and the user's own, have an encryption key), or blocked. */
+  async function readPeerCard(peer) {
+    if (!session.client) {
+      return;
+    }
+    try {
+      const [theirs, mine] = await Promise.all([session.client.cardState(peer),
+        session.client.cardState(session.identity.login)]);
+      store.dispatch({
+        type: 'peerCard', peer, card: { enc: theirs.enc, broken: theirs.broken, sealed: Boolean(theirs.enc || mine.enc) },
+      });
+    } catch (e) {
+      // offline and never seen: nothing is known yet; the next login reads it
     }
   }
 
@@ -86,7 +104,12 @@ export function createChat({ store, session, outbox, views }) {
     if (!text || !peer) {
       return;
     }
-    const long = tooLong(text);
+    const card = store.state.peerCard;
+    if (card && card.broken) {
+      views.error('chat-error', `${keysChangedText(peer)}: sending to ${peer} is disabled.`);
+      return;
+    }
+    const long = tooLong(text, Boolean(card && card.sealed));
     views.error('chat-error', long || '');
     if (long) {
       return;

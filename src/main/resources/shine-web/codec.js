@@ -194,3 +194,17 @@ export function cardText(login, publicKeyB64, version, accessServers) {
   const routes = accessServers.map((s) => `${s.serverLogin}=${s.url}`).join('|');
   return utf8.encode(`SHiNE_CARD|${login}|${publicKeyB64}|${version}|${routes}`);
 }
+
+/**
+ * The text a v3 card is signed over (PROTOCOL §4 v3, CardText.v3 on the server): lists in card order, nothing after
+ * `=` when absent; labels are not signed.
+ */
+export function cardText3(card) {
+  const keys = card.keys.map((k) => k.publicKeyB64).join(',');
+  const retired = (card.retiredKeys || []).map((k) => `${k.publicKeyB64}@${k.retiredAtMs}`).join(',');
+  const revoked = (card.revokedKeysB64 || []).join(',');
+  const routes = card.accessServers.map((s) => `|${s.serverLogin}=${s.url}`).join('');
+  return utf8.encode(`SHiNE_CARD3|${card.login}|${card.epoch}|${card.version}|keys=${keys}`
+    + `|recovery=${card.recoveryKeyB64 || ''}|enc=${card.encryptionKeyB64 || ''}|retired=${retired}`
+    + `|revoked=${revoked}${routes}`);
+}

@@ -62,14 +62,20 @@ export class Connection {
       socket.close();
     });
     socket.onmessage = (message) => this.onFrame(message.data);
-    socket.onclose = () => {
+    socket.onclose = (event) => {
       this.ready = false;
+      if (event && event.code === 1008 && String(event.reason).startsWith('KEY_REVOKED')) {
+        this.stopped = true; // the key signs nothing any more: no reconnecting
+      }
       for (const { reject, timer } of this.pending.values()) {
         clearTimeout(timer);
         reject(new RequestError(0, 'CONNECTION_CLOSED', 'the connection closed'));
       }
       this.pending.clear();
       if (this.stopped) {
+        if (event && event.code === 1008 && String(event.reason).startsWith('KEY_REVOKED')) {
+          this.onState('revoked');
+        }
         return;
       }
       const base = BACKOFF_MS[Math.min(this.failures, BACKOFF_MS.length - 1)];

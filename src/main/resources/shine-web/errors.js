@@ -9,23 +9,34 @@ export const MAX_BODY_BYTES = 64 * 1024;
 const BODY_OVERHEAD = encodeBody('').length;
 /** The longest plain text (ASCII, nothing to escape) that fits: 65,519 characters. */
 export const MAX_PLAIN_CHARS = MAX_BODY_BYTES - BODY_OVERHEAD;
+/** What sealing adds to a body (PROTOCOL §4 v3): the envelope's JSON, the 32-byte enc and the 16-byte tag, base64. */
+const SEALED_OVERHEAD = 132;
+/** The size of a body of `n` bytes once sealed: 132 + 4·⌈(n+16)/3⌉. */
+export function sealedSize(n) {
+  return SEALED_OVERHEAD + 4 * Math.ceil((n + 16) / 3);
+}
+/** The longest plain text (ASCII, nothing to escape) that fits once sealed: 49,020 characters. */
+export const MAX_SEALED_CHARS = Math.floor((MAX_BODY_BYTES - SEALED_OVERHEAD) / 4) * 3 - 16 - BODY_OVERHEAD;
 /** How far the server's clock and a new message's time may be apart (delivery.maxClockSkewMs, default). */
 const SKEW_MINUTES = 10;
 
 const number = (n) => n.toLocaleString('en-US');
 
 /**
- * Null when `text` fits in one message, else the sentence that says so. The limit is the body's bytes; in characters
- * it depends on the text (a letter outside ASCII takes 2–4 bytes), so it is given for this very text.
+ * Null when `text` fits in one message, else the sentence that says so. The limit is the body's bytes — once sealed
+ * when the message is `encrypted` (either copy); in characters it depends on the text (a letter outside ASCII takes
+ * 2–4 bytes), so it is given for this very text.
  */
-export function tooLong(text) {
-  const bytes = encodeBody(text).length;
+export function tooLong(text, encrypted = false) {
+  const plainBytes = encodeBody(text).length;
+  const bytes = encrypted ? sealedSize(plainBytes) : plainBytes;
   if (bytes <= MAX_BODY_BYTES) {
     return null;
   }
   const chars = [...text].length;
-  const fits = Math.floor(chars * (MAX_BODY_BYTES - BODY_OVERHEAD) / (bytes - BODY_OVERHEAD));
-  const limit = fits === MAX_PLAIN_CHARS ? number(fits) : `about ${number(fits)} characters like these`;
+  const most = encrypted ? MAX_SEALED_CHARS : MAX_PLAIN_CHARS;
+  const fits = Math.floor(chars * most / (plainBytes - BODY_OVERHEAD));
+  const limit = fits === most ? number(fits) : `about ${number(fits)} characters like these`;
   return `This message is too long: ${number(chars)} characters, the limit is ${limit} (64 KiB). `
     + 'Shorten it or split it into several messages.';
 }

@@ -3,7 +3,7 @@
 // pause or the next login, a 4xx ends it as failed. The ticks (seed §8) a sent message shows: a clock pending, grey ✓
 // accepted, light ✓ delivered, ✓✓ read, red ! failed. For the browser and Node: storage and session are handed in.
 import { Kind, b64encode, encodeBody, signContainer } from './codec.js';
-import { plain, tooLong } from './errors.js';
+import { MAX_BODY_BYTES, plain, tooLong } from './errors.js';
 
 export const RETRY_MS = 2000;
 const RANK = { accepted: 1, delivered: 2, failed: 2 };
@@ -42,24 +42,37 @@ export function idbStorage(db, idb) {
  * `onError(text)` says why a send ended as failed.
  */
 export class Outbox {
-  constructor({ store, storage, session, onError = () => {}, setTimer = setTimeout, retryMs = RETRY_MS }) {
-    Object.assign(this, { store, storage, session, onError, setTimer, retryMs });
+  constructor({
+    store, storage, session, onError = () => {}, setTimer = setTimeout, retryMs = RETRY_MS,
+    seal = async (owner, baseKey, kind, revision, body) => body,
+  }) {
+    Object.assign(this, { store, storage, session, onError, setTimer, retryMs, seal });
     this.flushing = false;
     this.again = false;
   }
 
-  /** Signs the pair once, keeps it, shows it pending and sends it when it can. */
+  /**
+   * Seals each copy to its owner (`seal`: the recipient's key for the incoming copy, the sender's own for the outgoing
+   * one, when their cards have one), signs the pair once, keeps it, shows it pending and sends it when it can.
+   */
   async queue(peer, createdAtMs, nonce, revision, text) {
     const long = tooLong(text);
     if (long) {
       throw new Error(long); // the server would refuse it: nothing is signed or kept
     }
     const { identity } = this.session;
-    const fields = { createdAtMs, nonce, revision, from: identity.login, to: peer, body: encodeBody(text) };
-    const incoming = await signContainer({ ...fields, kind: Kind.INCOMING }, identity.privateKey);
-    const outgoing = await signContainer({ ...fields, kind: Kind.OUTGOING }, identity.privateKey);
+    const baseKey = `${identity.login}|${peer}|${createdAtMs}|${nonce}`;
+    const body = encodeBody(text);
+    const incomingBody = await this.seal(peer, baseKey, Kind.INCOMING, revision, body);
+    const outgoingBody = await this.seal(identity.login, baseKey, Kind.OUTGOING, revision, body);
+    if (incomingBody.length > MAX_BODY_BYTES || outgoingBody.length > MAX_BODY_BYTES) {
+      throw new Error(tooLong(text, true)); // too long once sealed
+    }
+    const fields = { createdAtMs, nonce, revision, from: identity.login, to: peer };
+    const incoming = await signContainer({ ...fields, body: incomingBody, kind: Kind.INCOMING }, identity.privateKey);
+    const outgoing = await signContainer({ ...fields, body: outgoingBody, kind: Kind.OUTGOING }, identity.privateKey);
     const entry = {
-      baseKey: `${fields.from}|${peer}|${createdAtMs}|${nonce}`, owner: fields.from, peer, createdAtMs,
+      baseKey, owner: fields.from, peer, createdAtMs,
       nonce: String(nonce), revision, text, incomingBlobB64: b64encode(incoming), outgoingBlobB64: b64encode(outgoing),
     };
     await this.storage.put(entry);

@@ -1,11 +1,18 @@
 // The protocol client: one logged-in session (conn.js) and its verifier (verify.js). The server's events, checked and
 // one after another in the order they came, become the store's events; the ops the chat uses return checked
 // messages; registration runs on a connection of its own that never logs in. No DOM here.
+import { keysChangedText, nextCard, readCard, signCard } from './cards.js';
 import {
-  Kind, b64decode, b64encode, baseKey as baseKeyOf, cardText, decodeBody, parseContainer, randomNonce, signContainer,
+  Kind, b64decode, b64encode, baseKey as baseKeyOf, decodeBody, parseContainer, randomNonce, signContainer,
 } from './codec.js';
 import { Connection } from './conn.js';
+import { isEncryptedBody, openBody, privateKeysOf, sealBody } from './hpke.js';
 import { Verifier } from './verify.js';
+
+/** What is shown for a body that does not open with this device's keys: never its bytes as text. */
+export const CANNOT_DECRYPT = 'Cannot decrypt on this device';
+/** The marker of a plaintext message from a contact whose card has an encryption key. */
+export const SENT_UNENCRYPTED = 'sent unencrypted';
 
 export const PAGE = 50;
 
@@ -17,8 +24,12 @@ export function notVerifiedText(reason) {
   return `Not verified — ${reason}`;
 }
 
-/** A message as the chat keeps it; one that does not verify keeps the reason, never the container's words. */
-export function fromContainer(container, outgoing, deliveryState, check) {
+/**
+ * A message as the chat keeps it; one that does not verify keeps the reason, never the container's words. `shown`
+ * {text, marker} is what readText made of its body (by default the plaintext body's text).
+ */
+export function fromContainer(container, outgoing, deliveryState, check, shown = null) {
+  const { text, marker } = shown || { text: decodeBody(container.body), marker: null };
   return {
     baseKey: baseKeyOf(container),
     messageKey: `${baseKeyOf(container)}|${outgoing ? Kind.OUTGOING : Kind.INCOMING}`,
@@ -26,8 +37,10 @@ export function fromContainer(container, outgoing, deliveryState, check) {
     createdAtMs: container.createdAtMs,
     nonce: container.nonce,
     revision: container.revision,
-    text: check.verified ? decodeBody(container.body) : notVerifiedText(check.reason),
+    text: check.verified ? text : notVerifiedText(check.reason),
     verified: check.verified,
+    marker: check.verified ? marker : null, // null, 'cannot-decrypt' or 'unencrypted'
+    sealed: check.verified && isEncryptedBody(container.body),
     deliveryState: deliveryState || 'accepted',
     read: false,
     deleted: false,
@@ -37,12 +50,13 @@ export function fromContainer(container, outgoing, deliveryState, check) {
 
 export class ProtocolClient {
   /** onState(connection, error) as conn.js says it; onEvent(storeEvent); onError(error) of an event's handling. */
-  constructor(url, identity, { onState, onEvent, onError }) {
+  constructor(url, identity, { onState, onEvent, onError, pins = null }) {
     this.identity = identity;
     this.onEvent = onEvent;
     this.onError = onError;
     this.events = Promise.resolve();
     this.ended = false;
+    this.pins = pins;
     this.conn = new Connection(url, identity, { onEvent: (op, payload) => this.queue(op, payload), onState });
     this.verifier = new Verifier(identity.login, (login) => this.conn.request('GetUserCard', { login })
       .then(({ card }) => card, (e) => {
@@ -50,7 +64,83 @@ export class ProtocolClient {
           return null;
         }
         throw e;
-      }));
+      }), undefined, {
+      pins,
+      readChain: (login, sinceEpoch, sinceVersion) => this.conn
+        .request('GetUserCard', { login, sinceEpoch, sinceVersion }).then(({ chain }) => chain || []),
+    });
+  }
+
+  /**
+   * What the chat knows of a user's card: {enc (the encryption key, or null), broken, problem}; read through the
+   * verifier (pinned), or from the pin alone while offline. Throws when neither can be read.
+   */
+  async cardState(login) {
+    let info;
+    try {
+      info = await this.verifier.cardOf(login);
+    } catch (e) {
+      const raw = this.pins && await this.pins.get(login);
+      if (!raw) {
+        throw e;
+      }
+      info = await readCard(login, raw);
+    }
+    return { enc: info.card ? info.card.enc : null, broken: Boolean(info.broken), problem: info.problem || null };
+  }
+
+  /**
+   * The body of one copy as it is sent: sealed to its owner's encryption key when the owner's card has one (kind 1:
+   * the recipient's, kind 2: the sender's own), else as it is. A contact whose keys changed unsigned gets nothing.
+   */
+  async sealFor(owner, baseKey, kind, revision, body) {
+    const card = await this.cardState(owner);
+    if (card.broken) {
+      throw new Error(`${keysChangedText(owner)}: sending to ${owner} is disabled.`);
+    }
+    return card.enc ? sealBody(body, b64decode(card.enc), baseKey, kind, revision) : body;
+  }
+
+  /** The lookup kid → this device's encryption private keys, made anew when they change (a key transfer). */
+  decryptionKeys() {
+    const keys = this.identity.encryptionKeys || [];
+    if (this.keysFor !== keys) {
+      this.keysFor = keys;
+      this.keysWithKid = privateKeysOf(keys.map((k) => k.privateKey));
+    }
+    return this.keysWithKid;
+  }
+
+  /**
+   * {text, marker} of a verified container's body: an encrypted one opened with this device's keys (else the
+   * "cannot decrypt" marker, never its bytes), a plaintext one marked when its author's card has an encryption key.
+   */
+  async readText(container) {
+    const { body } = container;
+    if (isEncryptedBody(body)) {
+      try {
+        const plain = await openBody(body, await this.decryptionKeys(), baseKeyOf(container), container.kind,
+          container.revision);
+        return { text: decodeBody(plain), marker: null };
+      } catch (e) {
+        return { text: CANNOT_DECRYPT, marker: 'cannot-decrypt' };
+      }
+    }
+    const text = decodeBody(body);
+    if (container.kind === Kind.INCOMING && container.from !== this.identity.login) {
+      try {
+        if ((await this.cardState(container.from)).enc) {
+          return { text, marker: 'unencrypted' };
+        }
+      } catch (e) {
+        // the author's card cannot be read now: no marker rather than a wrong one
+      }
+    }
+    return { text, marker: null };
+  }
+
+  async shown(check) {
+    return check.verified ? this.readText(check.container) : null;
   }
 
   start() {
@@ -93,7 +183,8 @@ export class ProtocolClient {
       const outgoing = container.kind === Kind.OUTGOING;
       return {
         type: 'messageArrived', peer: outgoing ? container.to : container.from,
-        message: fromContainer(container, outgoing, outgoing ? payload.deliveryState : undefined, check),
+        message: fromContainer(container, outgoing, outgoing ? payload.deliveryState : undefined, check,
+          await this.shown(check)),
       };
     }
     if (op === 'DmDeliveryStateChanged') {
@@ -132,9 +223,10 @@ export class ProtocolClient {
   async conversations() {
     const { conversations } = await this.conn.request('GetConversations', { limit: 100 });
     const checks = await Promise.all(conversations.map((c) => this.verifier.blob(c.lastBlobB64)));
+    const shown = await Promise.all(checks.map((check) => this.shown(check)));
     return conversations.map((c, i) => ({
       peer: c.peer, lastAtMs: c.lastAtMs, unread: c.unread,
-      lastText: checks[i].verified ? decodeBody(checks[i].container.body) : notVerifiedText(checks[i].reason),
+      lastText: checks[i].verified ? shown[i].text : notVerifiedText(checks[i].reason),
     }));
   }
 
@@ -144,11 +236,13 @@ export class ProtocolClient {
     const page = await this.conn.request('GetDirectMessages', request);
     const checks = await Promise.all(page.messages.map((entry) => this.verifier.copy(entry.blobB64,
       entry.direction === 'outgoing' ? Kind.OUTGOING : Kind.INCOMING, entry)));
+    const shown = await Promise.all(checks.map((check) => this.shown(check)));
     const messages = [];
     page.messages.forEach((entry, i) => {
       const { container } = checks[i];
       if (container) {
-        const message = fromContainer(container, entry.direction === 'outgoing', entry.deliveryState, checks[i]);
+        const message = fromContainer(container, entry.direction === 'outgoing', entry.deliveryState, checks[i],
+          shown[i]);
         message.read = entry.read;
         message.deleted = entry.deleted;
         if (entry.deleted) {
@@ -185,26 +279,64 @@ export class ProtocolClient {
   }
 }
 
-/** Publishes a signed card naming `servers` on this server, which relays it. */
-export function register(identity, servers) {
+/**
+ * Publishes the v3 card that follows the served one (or the first card of a login new here), naming `servers` and
+ * this device's key (with its `label`); `encryptionKeyB64` is set when the card has none. A v1 card moves to v3
+ * here, signed by its key. A login whose card does not list this key as a device key is refused as KEY_MISMATCH.
+ */
+export function register(identity, servers, { label, encryptionKeyB64 = null }) {
   return anonymous(async (call) => {
-    let version = 1;
-    try {
-      const { card } = await call('GetUserCard', { login: identity.login });
-      version = card.version + 1;
-    } catch (e) {
-      if (e.code !== 'USER_NOT_FOUND') {
-        throw e;
+    const served = await servedCard(call, identity.login);
+    const card = nextCard(identity.login, served, (next) => {
+      next.accessServers = servers;
+      const own = next.keys.find((k) => k.publicKeyB64 === identity.publicKeyB64);
+      if (own) {
+        own.label = own.label || label;
+      } else if (!served) {
+        next.keys.push({ publicKeyB64: identity.publicKeyB64, label });
       }
+      if (!next.encryptionKeyB64 && encryptionKeyB64) {
+        next.encryptionKeyB64 = encryptionKeyB64;
+      }
+    });
+    if (!card.keys.some((k) => k.publicKeyB64 === identity.publicKeyB64)) {
+      const error = new Error('another key');
+      error.code = 'KEY_MISMATCH';
+      throw error;
     }
-    const signature = await crypto.subtle.sign('Ed25519', identity.privateKey,
-      cardText(identity.login, identity.publicKeyB64, version, servers));
-    const card = {
-      login: identity.login, publicKeyB64: identity.publicKeyB64, accessServers: servers, version,
-      signatureB64: b64encode(new Uint8Array(signature)),
-    };
-    await call('PublishUserCard', { card });
+    await call('PublishUserCard', { card: await signCard(card, identity.publicKeyB64, identity.privateKey) });
+    return card;
   });
+}
+
+/**
+ * Publishes the card that follows the one served now, as `change(card)` edits it, signed by this device's key: "Add a
+ * device", "Rotate key", "Revoke a device", "Create recovery key" (`asyncChange` for an edit that must wait, such
+ * as making a key). Answers the published card.
+ */
+export function changeCard(identity, change, signer = identity, asyncChange = async () => {}) {
+  return anonymous(async (call) => {
+    const served = await servedCard(call, identity.login);
+    if (!served) {
+      throw Object.assign(new Error('no card'), { code: 'USER_NOT_FOUND', status: 404 });
+    }
+    const card = nextCard(identity.login, served, change);
+    await asyncChange(card);
+    const published = await signCard(card, signer.publicKeyB64, signer.privateKey);
+    await call('PublishUserCard', { card: published });
+    return published;
+  });
+}
+
+async function servedCard(call, login) {
+  try {
+    return (await call('GetUserCard', { login })).card;
+  } catch (e) {
+    if (e.code !== 'USER_NOT_FOUND') {
+      throw e;
+    }
+    return null;
+  }
 }
 
 /** The card this server has for a login, or null. */
@@ -213,7 +345,7 @@ export function publishedCard(login) {
 }
 
 /** Runs calls on a connection of its own that never logs in (registration). */
-function anonymous(work) {
+export function anonymous(work) {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(wsUrl());
     const waiting = new Map();

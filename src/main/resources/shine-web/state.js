@@ -12,6 +12,8 @@ export function initialState() {
   return {
     me: null, // the signed-in login
     peer: null, // the open chat
+    // what the open chat's peer's card says: {enc (their encryption key or null), broken, sealed (either copy is)}
+    peerCard: null,
     messages: new Map(), // baseKey → message of the open chat
     oldestAtMs: null, // where the next older page starts
     hasMore: false,
@@ -36,7 +38,12 @@ export function apply(state, event) {
       return { ...state, conversations: new Map(event.conversations.map((c) => [c.peer, { ...c }])) };
     case 'chatOpened':
       return event.peer === state.peer ? state
-        : { ...state, peer: event.peer, messages: new Map(), oldestAtMs: null, hasMore: false, unreadFrom: null };
+        : {
+          ...state, peer: event.peer, peerCard: null, messages: new Map(), oldestAtMs: null, hasMore: false,
+          unreadFrom: null,
+        };
+    case 'peerCard': // the open chat's peer's card, read (and checked against the pinned one) on opening it
+      return event.peer === state.peer ? { ...state, peerCard: event.card } : state;
     case 'messageArrived': { // IncomingDirectMessage or OutgoingDirectMessage, checked
       const { message } = event;
       const next = conversationAfter(state, event.peer, { text: message.text, atMs: message.createdAtMs },

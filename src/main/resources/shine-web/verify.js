@@ -2,8 +2,9 @@
 // against its author's card key (GetUserCard), with WebCrypto Ed25519. Cards are kept in memory, at most MAX_CARDS,
 // the least recently used dropped first; a container that does not verify with a kept card is checked once more
 // against the card read anew (its author may have a newer one). For the browser and for Node.
+import { chainFollows, compareCards, keysChangedText, messageKeysOf, readCard } from './cards.js';
 import {
-  Kind, b64decode, baseKey as baseKeyOf, cardText, messageKey as messageKeyOf, parseContainer,
+  Kind, b64decode, baseKey as baseKeyOf, messageKey as messageKeyOf, parseContainer,
 } from './codec.js';
 
 export const MAX_CARDS = 500;
@@ -15,43 +16,33 @@ const notVerified = (reason, container = null) => ({ verified: false, checked: t
 const unchecked = (reason, container) => ({ verified: false, checked: false, reason, container });
 
 /**
- * The keys a card lets sign containers: a v1 card's one publicKeyB64, once the card names the login asked for and
- * its own signature verifies with it. The one place the chat reads keys from a card (v3 cards come here).
+ * The keys a card lets sign containers — a v1 card's one key, a v3 card's current and retired device keys (never a
+ * revoked one) — once the card names the login asked for and its own signature verifies (cards.js); `card` is the
+ * card as cards.js reads it.
  */
-export async function cardKeys(login, card) {
-  if (!card || card.login !== login) {
-    return { keys: [], problem: `the card served for ${login} is not ${login}'s` };
+export async function cardKeys(login, raw) {
+  const { card, problem } = await readCard(login, raw);
+  if (problem) {
+    return { keys: [], problem, card: null };
   }
-  if (card.publicKeyB64 === undefined && Array.isArray(card.keys)) {
-    return { keys: [], problem: `${login}'s card is of a newer format this page does not read yet` };
-  }
-  let key;
-  let signature;
-  try {
-    key = await crypto.subtle.importKey('raw', b64decode(card.publicKeyB64), 'Ed25519', false, ['verify']);
-    signature = b64decode(card.signatureB64);
-    if (!Array.isArray(card.accessServers) || !Number.isSafeInteger(card.version)) {
-      throw new Error('malformed');
-    }
-  } catch (e) {
-    return { keys: [], problem: `${login}'s card is malformed` };
-  }
-  const signed = cardText(login, card.publicKeyB64, card.version, card.accessServers);
-  if (!(await crypto.subtle.verify('Ed25519', key, signature, signed))) {
-    return { keys: [], problem: `${login}'s card is not signed by its key` };
-  }
-  return { keys: [key], problem: null };
+  const keys = await Promise.all(messageKeysOf(card)
+    .map((k) => crypto.subtle.importKey('raw', b64decode(k), 'Ed25519', false, ['verify'])));
+  return { keys, problem: null, card };
 }
 
 export class Verifier {
   /**
    * `me`: the signed-in login; `readCard(login)`: a promise of the card JSON, or null when the server has none
-   * (any other failure: the card cannot be read now).
+   * (any other failure: the card cannot be read now). `pins` {get(login), put(login, raw)} keeps each contact's card
+   * as first seen (IndexedDB in the page); `readChain(login, sinceEpoch, sinceVersion)` answers the cards served
+   * after that place, oldest first (GetUserCard's chain). Without pins every card is taken as served.
    */
-  constructor(me, readCard, capacity = MAX_CARDS) {
+  constructor(me, readCard, capacity = MAX_CARDS, { pins = null, readChain = null } = {}) {
     this.me = me;
     this.readCard = readCard;
     this.capacity = capacity;
+    this.pins = pins;
+    this.readChain = readChain;
     this.cards = new Map(); // login → promise of {keys, problem}, in order of use (the oldest first)
   }
 
@@ -161,10 +152,67 @@ export class Verifier {
     return entry;
   }
 
-  async read(login) {
-    const card = await this.readCard(login);
-    return card ? cardKeys(login, card) : { keys: [], problem: `${login} has no card on this server` };
+  /** The card of `login` as read now ({keys, problem, card, broken?}), through the cache. */
+  cardOf(login) {
+    return this.lookup(login).entry;
   }
+
+  async read(login) {
+    const raw = await this.readCard(login);
+    if (!raw) {
+      return { keys: [], problem: `${login} has no card on this server`, card: null };
+    }
+    const served = await cardKeys(login, raw);
+    return served.problem || !this.pins ? served : this.pinned(login, served);
+  }
+
+  /**
+   * The served card checked against the pinned one: pinned on first sight; a newer one taken (and pinned) only when
+   * the chain from the pinned one follows step by step; an older one leaves the pinned one in force; anything else
+   * is `broken`, which verifies nothing and blocks sending.
+   */
+  async pinned(login, served) {
+    const raw = await this.pins.get(login);
+    if (!raw) {
+      await this.pins.put(login, served.card.raw);
+      return served;
+    }
+    const pinned = await cardKeys(login, raw);
+    if (pinned.problem) {
+      await this.pins.put(login, served.card.raw);
+      return served;
+    }
+    const order = compareCards(served.card, pinned.card);
+    if (order < 0) {
+      return pinned;
+    }
+    if (order === 0) {
+      return sameText(served.card, pinned.card) ? served : broken(login);
+    }
+    const chain = [];
+    for (const cardRaw of await this.readChain(login, pinned.card.epoch, pinned.card.version)) {
+      const read = await readCard(login, cardRaw);
+      if (read.problem) {
+        return broken(login);
+      }
+      chain.push(read.card);
+    }
+    if (!chainFollows(pinned.card, chain)) {
+      return broken(login);
+    }
+    const newest = await cardKeys(login, chain[chain.length - 1].raw);
+    await this.pins.put(login, newest.card.raw);
+    return newest;
+  }
+}
+
+function broken(login) {
+  return { keys: [], problem: keysChangedText(login), card: null, broken: true };
+}
+
+function sameText(a, b) {
+  return a.signer === b.signer && JSON.stringify({ ...a.raw, keys: a.current, signatureB64: 0 })
+    === JSON.stringify({ ...b.raw, keys: b.current, signatureB64: 0 });
 }
 
 function parse(blobB64) {

@@ -5,7 +5,10 @@
 import { detailsOf } from './details.js';
 import { plain } from './errors.js';
 import { createMenu } from './menu.js';
+import { qrPath } from './qr.js';
 import { TICKS, tickOf } from './outbox.js';
+import { keysChangedText } from './cards.js';
+import { SENT_UNENCRYPTED } from './protocol.js';
 import { DELETED_TEXT } from './state.js';
 import { dayKey, dayLabel, timeLabel } from './when.js';
 
@@ -60,6 +63,9 @@ export function createViews(store, handlers) {
     if (state.conversations !== previous.conversations || state.peer !== previous.peer) {
       renderConversations(state);
     }
+    if (state.peerCard !== previous.peerCard || state.peer !== previous.peer) {
+      renderPeerNote(state);
+    }
     if (event.type === 'pageLoaded' && event.newest && event.peer === state.peer) {
       const line = $('messages').querySelector('.new-messages');
       if (line && previous.unreadFrom === null) {
@@ -89,6 +95,23 @@ export function createViews(store, handlers) {
     });
     $('conversations').replaceChildren(...items);
     $('no-chats').hidden = items.length > 0;
+  }
+
+  /**
+   * Under the peer's name: "not end-to-end encrypted" when their card has no encryption key; a blocking warning (and
+   * no composer) when their keys changed in a way their devices did not sign.
+   */
+  function renderPeerNote(state) {
+    const note = $('peer-note');
+    const card = state.peerCard;
+    const broken = Boolean(card && card.broken);
+    note.hidden = !card || (!broken && card.enc !== null);
+    note.textContent = !card ? '' : (broken ? `${keysChangedText(state.peer)}. Sending to ${state.peer} is `
+      + 'disabled: ask them, on another channel, what happened.' : 'not end-to-end encrypted');
+    note.className = broken ? 'peer-note warning' : 'peer-note';
+    note.setAttribute('role', broken ? 'alert' : 'status');
+    $('message').disabled = broken;
+    $('send').disabled = broken;
   }
 
   /** A line with the day above each day's first message, and "New messages" above the first unread one. */
@@ -126,7 +149,12 @@ export function createViews(store, handlers) {
       }
     }
     li.className = `message${message.outgoing ? ' mine' : ''}${message.verified ? '' : ' not-verified'}`
-      + `${message.deleted ? ' deleted' : ''}`;
+      + `${message.deleted ? ' deleted' : ''}${message.marker === 'cannot-decrypt' ? ' cannot-decrypt' : ''}`;
+    if (message.marker) {
+      li.dataset.marker = message.marker;
+    } else {
+      delete li.dataset.marker;
+    }
     li.dataset.messageKey = message.messageKey;
     li.dataset.verified = String(message.verified);
     const meta = document.createElement('div');
@@ -144,6 +172,9 @@ export function createViews(store, handlers) {
     const text = span('text', message.text);
     if (message.revision > 0) {
       meta.append(span('edited', '(edited)'));
+    }
+    if (message.marker === 'unencrypted') {
+      meta.append(span('marker', SENT_UNENCRYPTED));
     }
     if (!message.verified) {
       li.dataset.state = 'not-verified';
@@ -179,7 +210,7 @@ export function createViews(store, handlers) {
       return [];
     }
     const items = [];
-    if (message.outgoing && !message.pending) {
+    if (message.outgoing && !message.pending && message.marker !== 'cannot-decrypt') {
       items.push({ label: 'Edit', action: () => guarded('chat-error', () => handlers.edit(message)) });
     }
     if (!message.pending) {
@@ -257,6 +288,9 @@ export function createViews(store, handlers) {
       $('chat').hidden = false;
       $('me').textContent = `Signing in as ${login}…`;
       $('export-key').hidden = false;
+      $('devices-button').hidden = false;
+      $('adding').hidden = true;
+      $('key-section').hidden = false;
     },
     signedIn(login) {
       $('banner').textContent = '';
@@ -272,13 +306,51 @@ export function createViews(store, handlers) {
       $('refused-error').textContent = '';
       $('refused').hidden = false;
     },
+    /** A new browser waiting to be added: its request as text and as a QR code drawn here (SVG). */
+    showAdding(login, text, qr) {
+      $('loading').hidden = true;
+      $('setup').hidden = false;
+      $('register').hidden = true;
+      $('key-section').hidden = true;
+      $('adding').hidden = false;
+      $('adding-login').textContent = login;
+      $('request-text').value = text;
+      const ns = 'http://www.w3.org/2000/svg';
+      const svg = document.createElementNS(ns, 'svg');
+      const side = qr.size + 8;
+      svg.setAttribute('viewBox', `0 0 ${side} ${side}`);
+      svg.setAttribute('role', 'img');
+      svg.setAttribute('aria-label', 'QR code of this text');
+      const path = document.createElementNS(ns, 'path');
+      path.setAttribute('d', qrPath(qr));
+      svg.append(path);
+      $('request-qr').replaceChildren(svg);
+    },
+    addingStatus(text) {
+      $('adding-status').textContent = text;
+    },
+    devicesStatus(text) {
+      $('devices-status').textContent = text;
+    },
+    /** The devices "Revoke a device" offers: the card's other device keys, by label and the start of the key. */
+    otherDevices(keys) {
+      $('revoke-select').replaceChildren(...keys.map((k) => {
+        const option = document.createElement('option');
+        option.value = k.publicKeyB64;
+        option.textContent = `${k.label || 'A device'} (${k.publicKeyB64.slice(0, 8)}…)`;
+        return option;
+      }));
+    },
     signedOut() {
+      $('adding').hidden = true;
+      $('key-section').hidden = false;
       $('refused').hidden = true;
       $('chat').hidden = true;
       $('register').hidden = true;
       $('me').textContent = '';
       $('banner').textContent = '';
       $('export-key').hidden = true;
+      $('devices-button').hidden = true;
       $('setup').hidden = false;
     },
     /** Saves a text as a file the browser downloads. */

@@ -1,0 +1,172 @@
+// The user's devices (PROTOCOL §4 v3 "Adding a device"): a new browser asks to be added and waits, signed out, until
+// a device of the user approves it; the approving device publishes the next card with the new device key and leaves
+// the user's encryption keys, sealed to the new browser's transfer key, as the setting keys.transfer.<kid>; "Rotate
+// key", "Revoke a device" (which rotates the encryption key in the same card) and "Create recovery key" are the other
+// card changes a device makes. No DOM here: account.js and app.js show what these answer.
+import { browserLabel } from './cards.js';
+import { authText, b64decode, b64encode, fromB64url } from './codec.js';
+import { generateKeyPair, kidOf, openKeyTransfer, privateKeysOf, sealKeyTransfer } from './hpke.js';
+import { createEncryptionKey, createKey, encryptionKeysFrom, encryptionSecrets } from './keys.js';
+import { anonymous, changeCard } from './protocol.js';
+
+const utf8 = new TextEncoder();
+/** The first line of the text a new device shows (and the approving device reads). */
+const HEADER = 'SHiNE add device';
+
+export const transferSetting = (kid) => `keys.transfer.${kid}`;
+
+/** A new device's request: its device key and a fresh transfer key, kept (in IndexedDB) until it is approved. */
+export async function newDeviceRequest(login) {
+  const device = await createKey(login);
+  const transfer = await generateKeyPair();
+  const label = browserLabel(navigator.userAgent);
+  return { ...device, label, transferPrivateKey: transfer.privateKey, transferPublicKeyB64: b64encode(transfer.publicKey) };
+}
+
+/** The text the new device shows (and draws as a QR code) for the approving device to paste. */
+export function requestText(request) {
+  return `${HEADER}\nlogin: ${request.login}\ndevice key: ${request.publicKeyB64}\n`
+    + `transfer key: ${request.transferPublicKeyB64}\nname: ${request.label}`;
+}
+
+/** {login, deviceKeyB64, transferKeyB64, label} from pasted text, or an error that says what is wrong with it. */
+export function parseRequest(text) {
+  const lines = text.trim().split(/\r?\n/).map((line) => line.trim());
+  const field = (name) => {
+    const line = lines.find((l) => l.startsWith(`${name}:`));
+    return line ? line.slice(name.length + 1).trim() : '';
+  };
+  const isKey = (k) => /^[A-Za-z0-9+/]{43}=$/.test(k);
+  const request = { login: field('login'), deviceKeyB64: field('device key'), transferKeyB64: field('transfer key'),
+    label: field('name').slice(0, 32) };
+  if (lines[0] !== HEADER || !isKey(request.deviceKeyB64) || !isKey(request.transferKeyB64)) {
+    throw new Error('This is not the text a new device shows under "Add this browser to an existing account". Copy '
+      + 'all of it, from "SHiNE add device" to its last line.');
+  }
+  return request;
+}
+
+/**
+ * The approving side: the next card lists the new device key (and has an encryption key — made here if the card had
+ * none), then the user's encryption keys, sealed to the transfer key, are left as the setting the new device reads.
+ * Answers the identity with the encryption keys it now holds (to be saved).
+ */
+export async function approveDevice(identity, client, request) {
+  if (request.login !== identity.login) {
+    throw new Error(`This request is for ${request.login}, and this device is signed in as ${identity.login}.`);
+  }
+  let updated = identity;
+  await changeCard(identity, (card) => {
+    if (!card.keys.some((k) => k.publicKeyB64 === request.deviceKeyB64)) {
+      card.keys.push({ publicKeyB64: request.deviceKeyB64, ...(request.label ? { label: request.label } : {}) });
+    }
+  }, identity, async (card) => {
+    if (!card.encryptionKeyB64) {
+      const key = await createEncryptionKey();
+      updated = { ...identity, encryptionKeys: [key, ...identity.encryptionKeys] };
+      card.encryptionKeyB64 = key.publicKeyB64;
+    }
+  });
+  const secret = utf8.encode(JSON.stringify({ encryptionKeys: await encryptionSecrets(updated) }));
+  const sealed = await sealKeyTransfer(secret, b64decode(request.transferKeyB64), identity.login,
+    request.deviceKeyB64);
+  const kid = await kidOf(b64decode(request.transferKeyB64));
+  await client.conn.request('SetUserSetting', { key: transferSetting(kid), value: JSON.parse(new TextDecoder().decode(sealed)) });
+  return updated;
+}
+
+/**
+ * The new device, waiting: one try to sign in with its device key; null while the card does not list it (or the
+ * sealed keys are not there yet), else the identity with the user's encryption keys. The setting is then overwritten
+ * with null (settings have no delete).
+ */
+export function tryAdded(request) {
+  return anonymous(async (call) => {
+    const { challengeB64, serverLogin } = await call('AuthChallenge', { login: request.login });
+    const signature = await crypto.subtle.sign('Ed25519', request.privateKey, authText(serverLogin, challengeB64));
+    try {
+      await call('AuthLogin', { login: request.login, signatureB64: b64encode(new Uint8Array(signature)),
+        publicKeyB64: request.publicKeyB64 });
+    } catch (e) {
+      if (e.status === 401) {
+        return null; // not approved yet
+      }
+      throw e;
+    }
+    const key = transferSetting(await kidOf(b64decode(request.transferPublicKeyB64)));
+    const value = await setting(call, key);
+    if (!value) {
+      return null;
+    }
+    const opened = await openKeyTransfer(utf8.encode(JSON.stringify(value)),
+      await privateKeysOf([request.transferPrivateKey]), request.login, request.publicKeyB64);
+    const { encryptionKeys } = JSON.parse(new TextDecoder().decode(opened));
+    const identity = {
+      login: request.login, publicKeyB64: request.publicKeyB64, privateKey: request.privateKey,
+      encryptionKeys: await encryptionKeysFrom(encryptionKeys),
+    };
+    await call('SetUserSetting', { key, value: null });
+    return identity;
+  });
+}
+
+async function setting(call, key) {
+  let afterKey;
+  for (;;) {
+    const page = await call('GetUserSettings', afterKey === undefined ? {} : { afterKey });
+    if (Object.hasOwn(page.settings, key)) {
+      return page.settings[key];
+    }
+    if (!page.nextKey) {
+      return null;
+    }
+    afterKey = page.nextKey;
+  }
+}
+
+/** "Rotate key": a new device key; the old one is retired in the card (signed by it). Answers the new identity. */
+export async function rotateKey(identity) {
+  const fresh = await createKey(identity.login);
+  await changeCard(identity, (card) => {
+    const own = card.keys.find((k) => k.publicKeyB64 === identity.publicKeyB64);
+    own.publicKeyB64 = fresh.publicKeyB64;
+    card.retiredKeys = [...(card.retiredKeys || []), { publicKeyB64: identity.publicKeyB64, retiredAtMs: Date.now() }];
+  });
+  return { ...identity, publicKeyB64: fresh.publicKeyB64, privateKey: fresh.privateKey };
+}
+
+/**
+ * "Revoke a device": the key leaves the card as revoked, and the encryption key is rotated in the same card (the
+ * revoked device knows the old one). Answers the identity with the new encryption key first.
+ */
+export async function revokeDevice(identity, deviceKeyB64) {
+  if (deviceKeyB64 === identity.publicKeyB64) {
+    throw new Error('This is this device\'s own key: revoke it from another device, or use Rotate key.');
+  }
+  const key = await createEncryptionKey();
+  await changeCard(identity, (card) => {
+    card.keys = card.keys.filter((k) => k.publicKeyB64 !== deviceKeyB64);
+    card.retiredKeys = (card.retiredKeys || []).filter((k) => k.publicKeyB64 !== deviceKeyB64);
+    card.revokedKeysB64 = [...(card.revokedKeysB64 || []), deviceKeyB64];
+    card.encryptionKeyB64 = key.publicKeyB64;
+  });
+  return { ...identity, encryptionKeys: [key, ...identity.encryptionKeys] };
+}
+
+/**
+ * "Create recovery key": a new Ed25519 key whose public half goes into the card (only when it has none yet); answers
+ * the key file text of its private half, to be saved once and kept offline.
+ */
+export async function createRecoveryKey(identity) {
+  const pair = await crypto.subtle.generateKey('Ed25519', true, ['sign', 'verify']);
+  const publicKeyB64 = b64encode(new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey)));
+  const jwk = await crypto.subtle.exportKey('jwk', pair.privateKey);
+  await changeCard(identity, (card) => {
+    if (card.recoveryKeyB64) {
+      throw new Error('Your card has a recovery key already; only that key can change it (client keys recover).');
+    }
+    card.recoveryKeyB64 = publicKeyB64;
+  });
+  const file = { login: identity.login, publicKeyB64, privateKeyB64: b64encode(fromB64url(jwk.d)) };
+  return `${JSON.stringify(file, null, 2)}\n`;
+}
