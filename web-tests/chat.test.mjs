@@ -478,6 +478,62 @@ test('a key made in the browser is exported in the keygen format and works with 
   await context.close();
 });
 
+test('a laptop CLI approves a phone-sized browser as a second device of one login; both read and write one '
+  + 'encrypted history', async () => {
+  for (const name of ['s1', 's3']) {
+    if (!federation.servers.get(name).process) {
+      await federation.startOne(name);
+    }
+  }
+  const jar = join(ROOT, 'target', 'shine-server.jar');
+  const cli = (...args) => execFileSync('java', ['-jar', jar, ...args], { encoding: 'utf8' });
+  const server = federation.url('s1');
+  const laptop = keygen(join(RUN_DIR, 'grace.key'), 'grace');
+  cli('client', 'register', '--key', laptop, '--server', server, '--label', 'laptop');
+  const hankContext = await browser.newContext();
+  const hank = await newPage(hankContext, 's3');
+  await createAndRegister(hank, 'hank');
+  cli('client', 'send', '--key', laptop, '--server', server, '--to', 'hank', '--text', 'written on the laptop');
+
+  // the phone-sized browser asks to be added; the laptop approves it with the text the page shows
+  const phoneContext = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true,
+    hasTouch: true });
+  const phone = await newPage(phoneContext, 's1');
+  await phone.getByLabel('Login', { exact: true }).fill('grace');
+  await phone.getByRole('button', { name: 'Add this browser to an existing account' }).click();
+  await phone.getByRole('heading', { name: 'Waiting for approval' }).waitFor({ timeout: WAIT });
+  const request = await phone.getByLabel('This browser\'s keys').inputValue();
+  const deviceKey = request.match(/^device key: (\S+)$/m)[1];
+  const transferKey = request.match(/^transfer key: (\S+)$/m)[1];
+  cli('client', 'keys', 'add', '--key', laptop, '--server', server, '--device-key', deviceKey, '--label', 'phone',
+    '--transfer-key', transferKey);
+
+  // the phone signs in by itself and reads what the laptop wrote before it was added; the laptop reads the phone's
+  await phone.getByText('Signed in as grace').waitFor({ timeout: WAIT });
+  await phone.locator('button[data-peer="hank"]').click({ timeout: WAIT });
+  await message(phone, 'written on the laptop').waitFor({ timeout: WAIT });
+  await send(phone, 'written on the phone');
+  await hank.locator('button[data-peer="grace"]').click({ timeout: WAIT });
+  await message(hank, 'written on the phone').waitFor({ timeout: WAIT });
+  await message(hank, 'written on the laptop').waitFor({ timeout: WAIT });
+  for (const page of [phone, hank]) {
+    assert.equal(await page.locator('li[data-marker]').count(), 0, 'everything opens, nothing unencrypted');
+  }
+  const history = cli('client', 'history', '--key', laptop, '--server', server, '--peer', 'hank');
+  assert.match(history, /written on the phone/);
+  assert.match(history, /written on the laptop/);
+  assert.doesNotMatch(history, /cannot decrypt|sent unencrypted|not end-to-end encrypted/);
+  for (const words of ['written on the phone', 'written on the laptop']) {
+    for (const name of ['s1', 's3']) {
+      assert.equal(federation.sql(name, `SELECT count(*) FROM dm_message WHERE position(convert_to('${words}', 'UTF8') `
+        + `in blob) > 0 OR position(convert_to('${words}', 'UTF8') in coalesce(pair_blob, ''::bytea)) > 0`).trim(), '0',
+      `${words} on ${name}`);
+    }
+  }
+  assert.deepEqual(problems, []);
+  await Promise.all([hankContext.close(), phoneContext.close()]);
+});
+
 /** What the QR code the page drew (an SVG path of one square per dark module) decodes to, with jsQR. */
 function decodeSvgQr(viewBox, d) {
   const side = Number(viewBox.split(' ')[2]);
