@@ -42,7 +42,7 @@ ensure_key() {
   [ -f "$(key_file "$1")" ] || java -jar "$JAR" keygen --out "$(key_file "$1")" >/dev/null
 }
 
-public_key_of() { sed -n 's/.*"publicKeyB64" *: *"\([^"]*\)".*/\1/p' "$(key_file "$1")"; }
+public_key_of() { key_file_public_key "$(key_file "$1")"; }
 
 write_config() {
   local name="$1" fast="$2" peers="" other

@@ -35,6 +35,9 @@ mvn_plain() {
   fi
 }
 # port_taken PORT: whether something accepts TCP connections on 127.0.0.1:PORT.
+# key_file_public_key FILE: the device (Ed25519) public key of a key file keygen wrote. The first publicKeyB64 of the
+# file: a format 2 file lists its encryption keys' public keys after it.
+key_file_public_key() { sed -n '/"publicKeyB64"/{s/.*"publicKeyB64" *: *"\([^"]*\)".*/\1/p;q}' "$1"; }
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 die() { printf '[shine] error: %s\n' "$*" >&2; exit 1; }
 

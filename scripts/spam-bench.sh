@@ -18,7 +18,7 @@ port_of() { echo $((PORT_BASE + ${1#s})); }
 url_of() { echo "ws://127.0.0.1:$(port_of "$1")/ws"; }
 db_of() { echo "shine_spam_$1"; }
 key_file() { echo "$DIR/$1.key"; }
-public_key_of() { sed -n 's/.*"publicKeyB64" *: *"\([^"]*\)".*/\1/p' "$(key_file "$1")"; }
+public_key_of() { key_file_public_key "$(key_file "$1")"; }
 psql_admin() { PGPASSWORD="${SHINE_DB_PASSWORD:-}" psql -h "$DB_HOST" -p "$DB_PORT" -U "$DB_USER" -d postgres "$@"; }
 
 write_config() {
