@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -36,6 +37,7 @@ import org.shine.server.db.DmRepository;
 import org.shine.server.db.Migrator;
 import org.shine.server.dm.DmContainer;
 import org.shine.server.dm.KeyFile;
+import org.shine.server.dm.KeyRing;
 import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.hub.HubSubscribers;
 import org.shine.server.model.DeliverySchedule;
@@ -70,12 +72,23 @@ class PairIntakeTest {
   private static final KeyFile CAROL = KeyFile.generate("carol");
   private static final KeyFile DAVE = KeyFile.generate("dave");
   private static final KeyFile MALLORY = KeyFile.generate("mallory");
-  /** alice: here and on s2; bob: elsewhere (s3, s4); carol: here only; dave: elsewhere only. */
+  private static final KeyFile ERIN = KeyFile.generate("erin");
+  private static final KeyFile ERIN_RETIRED = KeyFile.generate("erin");
+  private static final KeyFile ERIN_REVOKED = KeyFile.generate("erin");
+  /** When erin's retired key was retired: long before these tests, so its retry window has passed. */
+  private static final long ERIN_RETIRED_AT = System.currentTimeMillis() - Duration.ofDays(10).toMillis();
+  /**
+   * alice: here and on s2; bob: elsewhere (s3, s4); carol: here only; dave: elsewhere only; erin: here and on s2, with
+   * a retired and a revoked key besides her current one (PROTOCOL §4 v3).
+   */
   private static final Map<String, StoredUser> USERS = Map.of(
       "alice", user("alice", ALICE, "s1", "s2"),
       "bob", user("bob", BOB, "s3", "s4"),
       "carol", user("carol", CAROL, "s1"),
-      "dave", user("dave", DAVE, "s3"));
+      "dave", user("dave", DAVE, "s3"),
+      "erin", new StoredUser("erin", 0, 3, KeyRing.of(List.of(ERIN.publicKeyB64()),
+          Map.of(ERIN_RETIRED.publicKeyB64(), ERIN_RETIRED_AT), Set.of(ERIN_REVOKED.publicKeyB64())), "{}",
+          List.of(new UserCard.Route("s1", "ws://127.0.0.1:1/s1"), new UserCard.Route("s2", "ws://127.0.0.1:1/s2"))));
 
   private final List<AttemptRequest> attempts = new CopyOnWriteArrayList<>();
   private final List<ForwardRequest> forwards = new CopyOnWriteArrayList<>();
@@ -274,6 +287,32 @@ class PairIntakeTest {
     assertThat(attempts).isEmpty();
     assertThat(pushed).isEmpty();
     assertThat(slots.free()).as("the reserved place is given back").isEqualTo(SLOTS);
+  }
+
+  @Test
+  @DisplayName("a revoked key is refused with 400 KEY_REVOKED from every source, sync included; a retired key's old"
+      + " message still comes from the author's own servers (a sibling's forward, sync) but not from an anonymous"
+      + " caller")
+  void retiredAndRevokedKeys() {
+    for (IntakeSource source : List.of(IntakeSource.CLIENT, IntakeSource.SENDER_SIBLING, IntakeSource.SYNC)) {
+      ShineClient.SignedPair stolen = pair(ERIN_REVOKED, "erin", "bob");
+      assertRefused(Arrival.pair(source, signed(stolen), "s2", "session-1", "ws://127.0.0.1:1/ws"),
+          Status.BAD_REQUEST, ErrorCode.KEY_REVOKED);
+      assertThat(copies(stolen)).as(source.name()).isEmpty();
+    }
+    long before = ERIN_RETIRED_AT - 1_000;
+    ShineClient.SignedPair anonymous = ShineClient.signPair("erin", ERIN_RETIRED, "bob", before,
+        ShineClient.randomNonce(), 0, "old".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    assertRefused(Arrival.pair(IntakeSource.SENDER_SIBLING, signed(anonymous), null, null, null), Status.BAD_REQUEST,
+        ErrorCode.BAD_SIGNATURE);
+    for (IntakeSource source : List.of(IntakeSource.SENDER_SIBLING, IntakeSource.SYNC)) {
+      // to carol, served here: delivered at once, so an old synced pair asks no peer how it went
+      ShineClient.SignedPair old = ShineClient.signPair("erin", ERIN_RETIRED, "carol", before,
+          ShineClient.randomNonce(), 0, "old".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      PairIntake.Intake taken = take(Arrival.pair(source, signed(old), "s2", null, "ws://127.0.0.1:1/ws"));
+      assertThat(taken.written()).as(source.name()).isTrue();
+      assertThat(copies(old)).as(source.name()).containsExactly("carol", "erin");
+    }
   }
 
   @Test
