@@ -329,6 +329,11 @@ final class ChatConversation {
       showHistory();
     } catch (CliFailure e) {
       screen.print("-- could not refresh the history: " + e.getMessage());
+    } catch (ShineClientException e) {
+      // lost again while it came: the session says so and calls this once more when back
+      if (!ShineClient.CONNECTION_CLOSED.equals(e.code())) {
+        screen.print("-- could not refresh the history: " + e.getMessage());
+      }
     }
   }
 

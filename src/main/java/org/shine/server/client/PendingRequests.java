@@ -15,12 +15,15 @@ import java.util.function.Function;
 /**
  * The requests of one {@link ShineClient} connection that wait for their answer, by {@code requestId}: each fails
  * with status 0 {@link ShineClient#TIMEOUT} when its timeout passes, all fail with {@link
- * ShineClient#CONNECTION_CLOSED} when the connection closes, and a late answer is ignored.
+ * ShineClient#CONNECTION_CLOSED} when the connection closes (and so does any request opened after that), and a late
+ * answer is ignored.
  */
 final class PendingRequests {
   private final Vertx vertx;
   private final Map<String, Promise<JsonNode>> pending = new ConcurrentHashMap<>();
   private final AtomicLong nextId = new AtomicLong();
+  /** Why the connection closed, once it has: a request opened after that fails at once with it. */
+  private volatile String closedWhy;
 
   PendingRequests(Vertx vertx) {
     this.vertx = Objects.requireNonNull(vertx);
@@ -34,6 +37,14 @@ final class PendingRequests {
     String requestId = "c-" + nextId.incrementAndGet();
     Promise<JsonNode> promise = Promise.promise();
     pending.put(requestId, promise);
+    // put before the flag is read, the flag set before failAll reads the map: a request that races the close fails
+    String closed = closedWhy;
+    if (closed != null) {
+      if (pending.remove(requestId) != null) {
+        promise.tryFail(new ShineClientException(0, ShineClient.CONNECTION_CLOSED, closed));
+      }
+      return promise.future();
+    }
     write.apply(requestId).onFailure(failure -> {
       if (pending.remove(requestId) != null) {
         promise.tryFail(failure);
@@ -68,6 +79,7 @@ final class PendingRequests {
 
   /** Fails every request still waiting: the connection closed ({@code why}). */
   void failAll(String why) {
+    closedWhy = why;
     List<Promise<JsonNode>> waiting = new ArrayList<>(pending.values());
     pending.clear();
     for (Promise<JsonNode> promise : waiting) {

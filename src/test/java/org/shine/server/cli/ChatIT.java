@@ -338,7 +338,8 @@ class ChatIT {
     Cli.Running unanswered = Cli.start("client", "chat", "--key", key, "--server", s1.url(), "--peer", "bob");
     Eventually.until("the chat is open", 10_000, () -> unanswered.out().contains("-- chat with bob"));
     s1.close();
-    Eventually.until("it says so", 10_000, () -> unanswered.out().contains("-- connection lost"));
+    Eventually.until("it says so", 10_000, () -> unanswered.out().contains("-- connection lost"),
+        unanswered::out);
     unanswered.type("into the void");
     unanswered.type("/quit");
     assertThat(unanswered.exitCode()).isEqualTo(CliFailure.UNREACHABLE);
