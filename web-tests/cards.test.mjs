@@ -177,7 +177,8 @@ test('Add a device: the text the new browser shows reads back; other text is ref
   assert.throws(() => parseRequest('login: bob'), /not the text a new device shows/);
   assert.throws(() => parseRequest(requestText({ ...request, publicKeyB64: 'short' })), /not the text/);
 
-  const identity = { encryptionKeys: [await keysModule.createEncryptionKey(), await keysModule.createEncryptionKey()] };
+  const identity = await keysModule.withEncryptionKeys(await keysModule.createKey('bob'),
+    [await keysModule.createEncryptionKey(), await keysModule.createEncryptionKey()]);
   const secret = new TextEncoder().encode(JSON.stringify({
     encryptionKeys: await keysModule.encryptionSecrets(identity) }));
   const sealed = await hpke.sealKeyTransfer(secret, transfer.publicKey, 'bob', d3.b64);

@@ -681,9 +681,24 @@ test('a second device added by the text route reads the same history; a revoked 
   assert.equal(federation.sql('s2', 'SELECT string_agg(value_json, \',\') FROM user_setting WHERE owner = \'dave\' '
     + 'AND key LIKE \'keys.transfer.%\'').trim(), 'null');
 
-  // dave revokes it from his first device: it is signed out, with words that say why
+  // a third device, on s1, added the same way
+  const thirdContext = await browser.newContext();
+  const d3 = await newPage(thirdContext, 's1');
+  await d3.getByLabel('Login', { exact: true }).fill('dave');
+  await d3.getByRole('button', { name: 'Add this browser to an existing account' }).click();
+  const thirdRequest = await d3.getByLabel('This browser\'s keys').inputValue();
   await d1.getByRole('button', { name: 'Devices' }).click();
-  assert.equal(await d1.locator('#revoke-select option').count(), 1);
+  await d1.getByLabel('Paste the text the new device shows').fill(thirdRequest);
+  await d1.getByRole('button', { name: 'Approve' }).click();
+  await d1.getByText(/^Added /).waitFor({ timeout: WAIT });
+  await d1.getByRole('button', { name: 'Close' }).click();
+  await d3.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+
+  // dave revokes the second one from his first device: it is signed out, with words that say why
+  const secondKey = request.match(/device key: (\S+)/)[1];
+  await d1.getByRole('button', { name: 'Devices' }).click();
+  assert.equal(await d1.locator('#revoke-select option').count(), 2);
+  await d1.locator('#revoke-select').selectOption(secondKey);
   await d1.getByRole('button', { name: 'Revoke' }).click();
   await d1.getByText(/^Revoked: /).waitFor({ timeout: WAIT });
   await d1.getByRole('button', { name: 'Close' }).click();
@@ -697,6 +712,38 @@ test('a second device added by the text route reads the same history; a revoked 
   await message(e3, 'after the revocation').waitFor({ timeout: WAIT });
   await expectState(d1, 'after the revocation', 'read');
   assert.equal(await e3.locator('li[data-marker]').count(), 0);
+
+  // the third device lacks the new encryption key: it says so, asks for it as a new device does, and once the first
+  // device approves its text (no new card: only the keys are handed over) it reads what was sealed to the new key;
+  // it notices while signed in, from the message it cannot open
+  await d3.getByText('Another of your devices made a new encryption key').waitFor({ timeout: WAIT });
+  await d3.locator('button[data-peer="erin"]').click({ timeout: WAIT });
+  await d3.locator('li[data-marker="cannot-decrypt"]').first().waitFor({ timeout: WAIT });
+  await d3.getByRole('button', { name: 'Devices' }).click();
+  await d3.getByRole('heading', { name: 'This device needs your new encryption key' }).waitFor({ timeout: WAIT });
+  const keysText = await d3.getByLabel('This device\'s keys').inputValue();
+  assert.ok(keysText.startsWith(`SHiNE add device\nlogin: dave\ndevice key: ${thirdRequest.match(/device key: (\S+)/)[1]}\n`
+    + 'transfer key: '), keysText);
+  await shot(d3, 'keys-needed');
+  const cardVersion = () => federation.sql('s1', 'SELECT version FROM user_card WHERE login = \'dave\'').trim();
+  const versionBefore = cardVersion();
+  await d1.getByRole('button', { name: 'Devices' }).click();
+  await d1.getByLabel('Paste the text the new device shows').fill(keysText);
+  await d1.getByRole('button', { name: 'Approve' }).click();
+  await d1.getByText(/^Handed your encryption keys to /).waitFor({ timeout: WAIT });
+  await d1.getByRole('button', { name: 'Close' }).click();
+  assert.equal(cardVersion(), versionBefore, 'handing keys over publishes no card');
+  await d3.getByText('This device has your new encryption key').waitFor({ timeout: WAIT });
+  assert.equal(await d3.locator('#keys-needed').isHidden(), true);
+  await d3.getByRole('button', { name: 'Close' }).click();
+  await d3.reload();
+  await d3.locator('button[data-peer="erin"]').click({ timeout: WAIT });
+  for (const text of ['before the second device', 'hello both of you', 'after the revocation']) {
+    await message(d3, text).waitFor({ timeout: WAIT });
+  }
+  assert.equal(await d3.locator('li[data-marker]').count(), 0, 'the old key and the new one both open');
+  assert.equal(await d3.getByText('Another of your devices made a new encryption key').count(), 0);
+  await thirdContext.close();
 
   // a plaintext message from erin, whose card has an encryption key (as an older client of hers would write it)
   await sendPlaintext(e3, 'dave', 'an old client wrote this');

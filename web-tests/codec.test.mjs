@@ -80,7 +80,7 @@ test('a format 2 file keeps its encryption keys, newest first, through import an
   async () => {
     const older = await keys.createEncryptionKey();
     const newer = await keys.createEncryptionKey();
-    const text = await keyFileText({ ...identity, encryptionKeys: [newer, older] });
+    const text = await keyFileText(await keys.withEncryptionKeys(identity, [newer, older]));
     const back = await keyFromFile(text);
     assert.deepEqual(back.encryptionKeys.map((k) => k.publicKeyB64), [newer.publicKeyB64, older.publicKeyB64]);
     assert.equal(await keyFileText(back), text);
@@ -88,6 +88,31 @@ test('a format 2 file keeps its encryption keys, newest first, through import an
     file.encryptionKeys[1].publicKeyB64 = newer.publicKeyB64;
     await assert.rejects(keyFromFile(JSON.stringify(file)), /damaged/);
     await assert.rejects(keyFromFile(JSON.stringify({ ...file, format: 3 })), /format 3/);
+  });
+
+test('every private key an identity holds is non-extractable; only the vault gives the raw keys, to Export key and a '
+  + 'key transfer', async () => {
+    const made = await keys.withEncryptionKeys(await keys.createKey('carol'), [await keys.createEncryptionKey()]);
+    const rotated = await keys.withDeviceKey(made, await keys.createKey('carol'));
+    for (const identity of [made, rotated, await keyFromFile(await keyFileText(made))]) {
+      assert.equal(identity.privateKey.extractable, false);
+      assert.equal(identity.encryptionKeys.length, 1);
+      assert.equal(identity.encryptionKeys[0].privateKey.extractable, false);
+      assert.equal(identity.vault.wrapKey.extractable, false);
+      await assert.rejects(crypto.subtle.exportKey('jwk', identity.privateKey));
+      await assert.rejects(crypto.subtle.exportKey('pkcs8', identity.encryptionKeys[0].privateKey));
+      assert.equal(JSON.stringify(identity).includes((await keys.encryptionSecrets(made))[0].privateKeyB64), false);
+    }
+    assert.notEqual(rotated.publicKeyB64, made.publicKeyB64);
+    assert.deepEqual(await keys.encryptionSecrets(rotated), await keys.encryptionSecrets(made), 'rotation keeps them');
+    const file = JSON.parse(await keyFileText(rotated));
+    assert.equal(file.publicKeyB64, rotated.publicKeyB64);
+    // what the file says signs as the identity's non-extractable key does
+    const again = await keyFromFile(JSON.stringify(file));
+    const probe = new TextEncoder().encode('probe');
+    const verifyKey = await crypto.subtle.importKey('raw', b64decode(file.publicKeyB64), 'Ed25519', false, ['verify']);
+    assert.ok(await crypto.subtle.verify('Ed25519', verifyKey,
+      await crypto.subtle.sign('Ed25519', again.privateKey, probe), probe));
   });
 
 // ---- verify.js: what the chat makes of what its server hands it (PROTOCOL §13 "Clients verify") ----

@@ -4,20 +4,28 @@ import { browserLabel } from './cards.js';
 import { badLogin, plain } from './errors.js';
 import { ProtocolClient, publishedCard, register, wsUrl } from './protocol.js';
 import {
-  approveDevice, createRecoveryKey, newDeviceRequest, parseRequest, requestText, revokeDevice, rotateKey, tryAdded,
+  approveDevice, createRecoveryKey, keysRequest, missesEncryptionKey, newDeviceRequest, parseRequest, requestText,
+  revokeDevice, rotateKey, tryAdded, tryKeysHandedOver,
 } from './devices.js';
 import {
-  createEncryptionKey, createKey, forgetIdentity, keyFileText, keyFromFile, saveIdentity, saveRequest,
+  createEncryptionKey, createKey, forgetIdentity, keyFileText, keyFromFile, loadKeysRequest, saveIdentity,
+  saveKeysRequest, saveRequest, withEncryptionKeys,
 } from './keys.js';
 import { encodeQr } from './qr.js';
 
 const POLL_MS = 2000;
+/** At most one look at the card per this many ms because of bodies this device cannot open. */
+const KEYS_CHECK_MS = 10000;
 
 /** Whether a card as served (v1 or v3) lists `publicKeyB64` as a device key. */
 export function listsKey(card, publicKeyB64) {
   return Boolean(card) && (card.publicKeyB64 === publicKeyB64
     || (Array.isArray(card.keys) && card.keys.some((k) => k.publicKeyB64 === publicKeyB64)));
 }
+
+/** The banner of a device that lacks the card's encryption key (another device revoked one and made a new key). */
+export const KEYS_NEEDED_TEXT = 'Another of your devices made a new encryption key: messages sent to you from now on '
+  + 'cannot be read here until that device hands it over. Open "Devices" to see how.';
 
 /** What a device whose key was revoked is told when the server closes its session. */
 export const REVOKED_TEXT = 'This device\'s key was revoked from another of your devices, so this browser is signed out '
@@ -27,6 +35,8 @@ export const REVOKED_TEXT = 'This device\'s key was revoked from another of your
 export function createAccount({ db, server, store, session, views, chat, outbox, pins }) {
   let lastRefusal = null; // a refusal the connection tries again after: its words stay until a login succeeds
   let waiting = null; // the request of this browser while it waits to be added to an account
+  let keysWanted = null; // the request of this signed-in device for the card's new encryption key, while polled
+  let lastKeysCheck = 0;
   async function create(login) {
     const bad = badLogin(login);
     if (bad) {
@@ -58,14 +68,15 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
       }
       servers.push({ serverLogin: secondLogin, url: secondUrl });
     }
-    const { identity } = session;
+    let { identity } = session;
     try {
       // a card with no encryption key gets one made here (a v1 card moves to v3 with it)
       const served = await publishedCard(identity.login);
       if (!(served && served.encryptionKeyB64) && identity.encryptionKeys.length === 0
           && (!served || listsKey(served, identity.publicKeyB64))) {
-        identity.encryptionKeys = [await createEncryptionKey()];
+        identity = await withEncryptionKeys(identity, [await createEncryptionKey()]);
         await saveIdentity(db, identity);
+        session.identity = identity;
       }
       await register(identity, servers, {
         label: browserLabel(navigator.userAgent),
@@ -83,6 +94,7 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
 
   /** Forgets the key kept in this browser: back to the start, to create or import one. */
   async function signOut() {
+    keysWanted = null;
     if (session.client) {
       session.client.stop();
       session.client = null;
@@ -110,6 +122,13 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
       onState: (connection, error) => onState(client, connection, error),
       onEvent: (event) => store.dispatch(event),
       onError: (e) => views.error('chat-error', plain(e)),
+      onUndecryptable: () => {
+        // a body sealed to a key this device lacks: maybe the card has a new one (at most one look in KEYS_CHECK_MS)
+        if (!keysWanted && Date.now() - lastKeysCheck > KEYS_CHECK_MS) {
+          lastKeysCheck = Date.now();
+          checkKeys(client).catch((e) => views.error('chat-error', plain(e)));
+        }
+      },
     });
     session.client = client;
     store.dispatch({ type: 'signedIn', login: identity.login });
@@ -125,6 +144,7 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
       lastRefusal = null;
       views.signedIn(session.identity.login);
       chat.online().catch((e) => views.error('chat-error', plain(e)));
+      checkKeys(client).catch((e) => views.error('chat-error', plain(e)));
     } else if (connection === 'refused') {
       refused(client, error);
     } else if (connection === 'revoked') {
@@ -168,6 +188,58 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
       }
     }
     views.showRefused(why);
+  }
+
+  /**
+   * After each login: a device whose keys lack its card's encryption key asks for it as a new device does (its text
+   * and QR code under "Devices", a banner that says why) and takes it, by itself, once another device approves.
+   */
+  async function checkKeys(client) {
+    const card = await publishedCard(session.identity.login);
+    if (client !== session.client) {
+      return;
+    }
+    if (!missesEncryptionKey(session.identity, card)) {
+      if (keysWanted) {
+        keysWanted = null;
+        await saveKeysRequest(db, null);
+      }
+      views.keysNeeded(null);
+      return;
+    }
+    views.banner(KEYS_NEEDED_TEXT);
+    if (keysWanted && keysWanted.publicKeyB64 === session.identity.publicKeyB64) {
+      return; // asked already, and polled
+    }
+    let request = await loadKeysRequest(db);
+    if (!request || request.publicKeyB64 !== session.identity.publicKeyB64) {
+      request = await keysRequest(session.identity);
+      await saveKeysRequest(db, request);
+    }
+    keysWanted = request;
+    const text = requestText(request);
+    views.keysNeeded(text, encodeQr(text));
+    const poll = async () => {
+      if (keysWanted !== request || session.client !== client) {
+        return;
+      }
+      try {
+        const updated = client.ready ? await tryKeysHandedOver(client, session.identity, request) : null;
+        if (updated && keysWanted === request && session.client === client) {
+          keysWanted = null;
+          await saveIdentity(db, updated);
+          await saveKeysRequest(db, null);
+          views.keysNeeded(null);
+          views.devicesStatus('This device has your new encryption key: it reads new messages again.');
+          start(updated);
+          return;
+        }
+      } catch (e) {
+        views.error('devices-error', plain(e, { login: request.login }));
+      }
+      setTimeout(poll, POLL_MS);
+    };
+    poll();
   }
 
   /** "Add this browser to an existing account": a device key and a transfer key, shown, then waiting for approval. */
@@ -217,8 +289,10 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
   /** Approves a new device from the text it shows; this device may get an encryption key on the way. */
   async function approve(text) {
     const request = parseRequest(text);
-    const updated = await approveDevice(session.identity, session.client, request);
-    await changed(updated, `Added ${request.label || 'the new device'}: it signs in by itself in a few seconds.`);
+    const { identity, keysOnly } = await approveDevice(session.identity, session.client, request);
+    await changed(identity, keysOnly
+      ? `Handed your encryption keys to ${request.label || 'that device'}: it reads new messages in a few seconds.`
+      : `Added ${request.label || 'the new device'}: it signs in by itself in a few seconds.`);
   }
 
   async function revoke(deviceKeyB64) {
@@ -257,6 +331,7 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
   /** The server closed the session because this device's key was revoked: signed out, keys forgotten, said plainly. */
   async function revoked() {
     session.client = null;
+    keysWanted = null;
     await forgetIdentity(db);
     session.identity = null;
     store.dispatch({ type: 'signedOut' });

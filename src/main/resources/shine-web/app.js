@@ -39,8 +39,8 @@ async function main() {
   const request = identity ? null : await loadRequest(db);
   if (identity) {
     account.start(identity);
-  } else if (request) {
-    account.waitForApproval(request);
+  } else if (request && request.vault) {
+    account.waitForApproval(request); // (a request kept by an earlier version of this page is made anew by the user)
   } else {
     views.showSetup();
   }

@@ -6,8 +6,10 @@
 import { browserLabel } from './cards.js';
 import { authText, b64decode, b64encode, fromB64url } from './codec.js';
 import { generateKeyPair, kidOf, openKeyTransfer, privateKeysOf, sealKeyTransfer } from './hpke.js';
-import { createEncryptionKey, createKey, encryptionKeysFrom, encryptionSecrets } from './keys.js';
-import { anonymous, changeCard } from './protocol.js';
+import {
+  createEncryptionKey, createKey, encryptionKeysFrom, encryptionSecrets, withDeviceKey, withEncryptionKeys,
+} from './keys.js';
+import { anonymous, changeCard, publishedCard } from './protocol.js';
 
 const utf8 = new TextEncoder();
 /** The first line of the text a new device shows (and the approving device reads). */
@@ -49,30 +51,87 @@ export function parseRequest(text) {
 /**
  * The approving side: the next card lists the new device key (and has an encryption key — made here if the card had
  * none), then the user's encryption keys, sealed to the transfer key, are left as the setting the new device reads.
- * Answers the identity with the encryption keys it now holds (to be saved).
+ * A request from a device the card lists already (one that missed a new encryption key, see keysRequest) publishes
+ * no card: only the keys are handed over. Answers the identity with the encryption keys it now holds (to be saved).
  */
 export async function approveDevice(identity, client, request) {
   if (request.login !== identity.login) {
     throw new Error(`This request is for ${request.login}, and this device is signed in as ${identity.login}.`);
   }
   let updated = identity;
-  await changeCard(identity, (card) => {
-    if (!card.keys.some((k) => k.publicKeyB64 === request.deviceKeyB64)) {
-      card.keys.push({ publicKeyB64: request.deviceKeyB64, ...(request.label ? { label: request.label } : {}) });
-    }
-  }, identity, async (card) => {
-    if (!card.encryptionKeyB64) {
-      const key = await createEncryptionKey();
-      updated = { ...identity, encryptionKeys: [key, ...identity.encryptionKeys] };
-      card.encryptionKeyB64 = key.publicKeyB64;
-    }
-  });
+  const served = await publishedCard(identity.login);
+  const listed = Boolean(served && Array.isArray(served.keys)
+    && served.keys.some((k) => k.publicKeyB64 === request.deviceKeyB64));
+  if (!(listed && served.encryptionKeyB64)) {
+    await changeCard(identity, (card) => {
+      if (!card.keys.some((k) => k.publicKeyB64 === request.deviceKeyB64)) {
+        card.keys.push({ publicKeyB64: request.deviceKeyB64, ...(request.label ? { label: request.label } : {}) });
+      }
+    }, identity, async (card) => {
+      if (!card.encryptionKeyB64) {
+        const key = await createEncryptionKey();
+        updated = await withEncryptionKeys(identity, [key, ...await encryptionSecrets(identity)]);
+        card.encryptionKeyB64 = key.publicKeyB64;
+      }
+    });
+  } else if (!identity.encryptionKeys.some((k) => k.publicKeyB64 === served.encryptionKeyB64)) {
+    throw new Error('This device does not hold your current encryption key either: approve the request on the device '
+      + 'that revoked the other one, or that received the key from it.');
+  }
   const secret = utf8.encode(JSON.stringify({ encryptionKeys: await encryptionSecrets(updated) }));
   const sealed = await sealKeyTransfer(secret, b64decode(request.transferKeyB64), identity.login,
     request.deviceKeyB64);
   const kid = await kidOf(b64decode(request.transferKeyB64));
   await client.conn.request('SetUserSetting', { key: transferSetting(kid), value: JSON.parse(new TextDecoder().decode(sealed)) });
-  return updated;
+  return { identity: updated, keysOnly: listed && Boolean(served.encryptionKeyB64) };
+}
+
+/**
+ * A device the card lists whose keys lack the card's encryption key (another device revoked one and rotated it):
+ * true when it must ask for the keys as a new device does (keysRequest), false when it reads what is sent now.
+ */
+export function missesEncryptionKey(identity, card) {
+  return Boolean(card && card.encryptionKeyB64)
+    && !identity.encryptionKeys.some((k) => k.publicKeyB64 === card.encryptionKeyB64);
+}
+
+/** That device's request: its own device key and a fresh transfer key, in the text a new device shows. */
+export async function keysRequest(identity) {
+  const transfer = await generateKeyPair();
+  return { login: identity.login, publicKeyB64: identity.publicKeyB64, label: browserLabel(navigator.userAgent),
+    transferPrivateKey: transfer.privateKey, transferPublicKeyB64: b64encode(transfer.publicKey) };
+}
+
+/**
+ * Reads, opens and clears the sealed keys left for a request (through `call`, on a session of the request's login);
+ * answers the encryption keys (newest first) or null while they are not there.
+ */
+async function receiveKeys(call, request) {
+  const key = transferSetting(await kidOf(b64decode(request.transferPublicKeyB64)));
+  const value = await setting(call, key);
+  if (!value) {
+    return null;
+  }
+  const opened = await openKeyTransfer(utf8.encode(JSON.stringify(value)),
+    await privateKeysOf([request.transferPrivateKey]), request.login, request.publicKeyB64);
+  const { encryptionKeys } = JSON.parse(new TextDecoder().decode(opened));
+  const keys = await encryptionKeysFrom(encryptionKeys);
+  await call('SetUserSetting', { key, value: null });
+  return keys;
+}
+
+/**
+ * The signed-in device of a keysRequest: null while the keys are not there, else the identity with the received keys
+ * first and every key it held before kept after them (to read older messages).
+ */
+export async function tryKeysHandedOver(client, identity, request) {
+  const received = await receiveKeys((op, payload) => client.conn.request(op, payload), request);
+  if (!received) {
+    return null;
+  }
+  const kept = (await encryptionSecrets(identity))
+    .filter((k) => !received.some((r) => r.publicKeyB64 === k.publicKeyB64));
+  return withEncryptionKeys(identity, [...received, ...kept]);
 }
 
 /**
@@ -93,20 +152,11 @@ export function tryAdded(request) {
       }
       throw e;
     }
-    const key = transferSetting(await kidOf(b64decode(request.transferPublicKeyB64)));
-    const value = await setting(call, key);
-    if (!value) {
+    const encryptionKeys = await receiveKeys(call, request);
+    if (!encryptionKeys) {
       return null;
     }
-    const opened = await openKeyTransfer(utf8.encode(JSON.stringify(value)),
-      await privateKeysOf([request.transferPrivateKey]), request.login, request.publicKeyB64);
-    const { encryptionKeys } = JSON.parse(new TextDecoder().decode(opened));
-    const identity = {
-      login: request.login, publicKeyB64: request.publicKeyB64, privateKey: request.privateKey,
-      encryptionKeys: await encryptionKeysFrom(encryptionKeys),
-    };
-    await call('SetUserSetting', { key, value: null });
-    return identity;
+    return withEncryptionKeys(request, encryptionKeys);
   });
 }
 
@@ -132,7 +182,7 @@ export async function rotateKey(identity) {
     own.publicKeyB64 = fresh.publicKeyB64;
     card.retiredKeys = [...(card.retiredKeys || []), { publicKeyB64: identity.publicKeyB64, retiredAtMs: Date.now() }];
   });
-  return { ...identity, publicKeyB64: fresh.publicKeyB64, privateKey: fresh.privateKey };
+  return withDeviceKey(identity, fresh);
 }
 
 /**
@@ -150,7 +200,7 @@ export async function revokeDevice(identity, deviceKeyB64) {
     card.revokedKeysB64 = [...(card.revokedKeysB64 || []), deviceKeyB64];
     card.encryptionKeyB64 = key.publicKeyB64;
   });
-  return { ...identity, encryptionKeys: [key, ...identity.encryptionKeys] };
+  return withEncryptionKeys(identity, [key, ...await encryptionSecrets(identity)]);
 }
 
 /**

@@ -49,9 +49,13 @@ export function fromContainer(container, outgoing, deliveryState, check, shown =
 }
 
 export class ProtocolClient {
-  /** onState(connection, error) as conn.js says it; onEvent(storeEvent); onError(error) of an event's handling. */
-  constructor(url, identity, { onState, onEvent, onError, pins = null }) {
+  /**
+   * onState(connection, error) as conn.js says it; onEvent(storeEvent); onError(error) of an event's handling;
+   * onUndecryptable() when a body sealed to a key this device lacks comes.
+   */
+  constructor(url, identity, { onState, onEvent, onError, onUndecryptable = () => {}, pins = null }) {
     this.identity = identity;
+    this.onUndecryptable = onUndecryptable;
     this.onEvent = onEvent;
     this.onError = onError;
     this.events = Promise.resolve();
@@ -123,6 +127,7 @@ export class ProtocolClient {
           container.revision);
         return { text: decodeBody(plain), marker: null };
       } catch (e) {
+        this.onUndecryptable();
         return { text: CANNOT_DECRYPT, marker: 'cannot-decrypt' };
       }
     }

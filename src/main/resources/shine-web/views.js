@@ -315,16 +315,17 @@ export function createViews(store, handlers) {
       $('adding').hidden = false;
       $('adding-login').textContent = login;
       $('request-text').value = text;
-      const ns = 'http://www.w3.org/2000/svg';
-      const svg = document.createElementNS(ns, 'svg');
-      const side = qr.size + 8;
-      svg.setAttribute('viewBox', `0 0 ${side} ${side}`);
-      svg.setAttribute('role', 'img');
-      svg.setAttribute('aria-label', 'QR code of this text');
-      const path = document.createElementNS(ns, 'path');
-      path.setAttribute('d', qrPath(qr));
-      svg.append(path);
-      $('request-qr').replaceChildren(svg);
+      drawQr($('request-qr'), qr);
+    },
+    /** A signed-in device that lacks the card's encryption key: its request under "Devices" (null: none). */
+    keysNeeded(text, qr) {
+      $('keys-needed').hidden = !text;
+      $('keys-request-text').value = text || '';
+      if (text) {
+        drawQr($('keys-request-qr'), qr);
+      } else {
+        $('keys-request-qr').replaceChildren();
+      }
     },
     addingStatus(text) {
       $('adding-status').textContent = text;
@@ -430,4 +431,18 @@ function separator(className, text) {
 function scrollToEnd() {
   const list = $('messages');
   list.scrollTop = list.scrollHeight;
+}
+
+/** Draws a QR code (qr.js) into `container` as an SVG of its own, with a quiet zone. */
+function drawQr(container, qr) {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  const side = qr.size + 8;
+  svg.setAttribute('viewBox', `0 0 ${side} ${side}`);
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', 'QR code of this text');
+  const path = document.createElementNS(ns, 'path');
+  path.setAttribute('d', qrPath(qr));
+  svg.append(path);
+  container.replaceChildren(svg);
 }
