@@ -77,6 +77,8 @@ final class PeerConnection {
   /** Why the last connect, login or connection failed (null: nothing failed since the last success). */
   private String lastError;
   private long reconnectTimer = -1;
+  /** When the current (or last) connection opened. */
+  private long attachedNanos;
   private long reconnectDueNanos;
   private final HeardFromPacing heard = new HeardFromPacing(HEARD_FROM_INTERVAL_MS, System::nanoTime);
   /** The peer was heard from while a dial was under way: if that dial fails, the next one is not left to backoff. */
@@ -306,8 +308,8 @@ final class PeerConnection {
 
   private void attach(WebSocket ws, boolean sessionAllowed) {
     socket = ws;
+    attachedNanos = System.nanoTime();
     calls.use(ws);
-    reconnects.reset();
     if (probe.holdsDown()) {
       // a handshake proves nothing of a peer that left calls unanswered: only its probe's answer does
       scheduleProbe();
@@ -316,6 +318,13 @@ final class PeerConnection {
       metrics.peerUp(serverLogin, true);
     }
     session.start(ws, calls, callTimeoutMs, sessionAllowed);
+    // the reconnect loop starts afresh once this connection proved itself (its session is ready, or it lived long):
+    // a peer that takes each connection and drops it in the login is dialed ever more slowly, not every 250 ms
+    session.settled().onComplete(ar -> {
+      if (socket == ws && session.ready()) {
+        reconnects.reset();
+      }
+    });
     onConnected.accept(url);
     if (down && !probe.holdsDown()) {
       down = false;
@@ -337,6 +346,9 @@ final class PeerConnection {
       metrics.peerUp(serverLogin, false);
     }
     LOG.info("peer connection lost [url: {}]", url);
+    if (System.nanoTime() - attachedNanos >= BACKOFF_MAX_MS * 1_000_000L) {
+      reconnects.reset();
+    }
     scheduleReconnect();
   }
 

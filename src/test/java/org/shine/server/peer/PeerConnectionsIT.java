@@ -187,6 +187,27 @@ class PeerConnectionsIT {
     assertThat(await(call(server, peer.url(), Ops.GET_DM_DELIVERY_STATUS)).payload().isObject()).isTrue();
   }
 
+  @Test
+  @DisplayName("a configured peer that takes each connection and drops it during the server login is dialed with a"
+      + " growing backoff, a few times in seconds, not every 250 ms")
+  void flappingPeerBacksOff() throws InterruptedException {
+    StubPeer[] holder = new StubPeer[1];
+    StubPeer flapping = world.stub().named("s8").respond("ServerAuthChallenge", (op, payload) -> {
+      holder[0].dropConnections(); // as a peer whose database refuses it does: the login never completes
+      return Promise.promise().future();
+    });
+    holder[0] = flapping;
+    server("{\"peers\":[{\"serverLogin\":\"s8\",\"url\":\"" + flapping.url() + "\"}]}");
+    Eventually.until("the node dialed the peer three times", WAIT_MS, () -> flapping.connectionsAccepted() >= 3);
+
+    // WHEN 4 s pass (a loop that started afresh on each connection would dial 16 to 32 times)
+    int before = flapping.connectionsAccepted();
+    Thread.sleep(4_000);
+
+    // THEN the waits doubled: 0.5-1 s, 1-2 s, 2-4 s (jittered) after the third
+    assertThat(flapping.connectionsAccepted() - before).as("dials in 4 s").isBetween(1, 4);
+  }
+
   // ---- helpers -------------------------------------------------------------------------------------------
 
   private TestServer server(String overridesJson) {
