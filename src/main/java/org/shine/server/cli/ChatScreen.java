@@ -11,9 +11,9 @@ import org.jline.utils.AttributedString;
  * The chat's output. On a terminal a line already printed is redrawn in place (ANSI cursor movement) while it is
  * still on the screen, and the echo of a typed line is replaced by the formatted message; piped, an update is
  * printed as a new line. Each line is counted in terminal rows (a line wider than the terminal wraps onto several,
- * wide characters take two columns), so a redraw lands on the line's own rows; a line whose new form would take
- * another number of rows, one scrolled off the screen, and every line printed before the terminal changed width
- * (it may have been reflowed) are printed anew instead.
+ * wide characters take two columns), so a redraw lands on the line's own rows (a shorter form leaves the rows it no
+ * longer takes empty); a line whose new form would take more rows, one scrolled off the screen, and every line
+ * printed before the terminal changed width (it may have been reflowed) are printed anew instead.
  */
 final class ChatScreen {
   /** Lines whose rows are remembered; older ones are printed anew when they change. */
@@ -89,14 +89,19 @@ final class ChatScreen {
       own = newest.next();
       up += own;
     }
-    if (up >= rows.getAsInt() - 1 || rowsOf(line, width) != own) {
+    int drawn = rowsOf(line, width);
+    if (up >= rows.getAsInt() - 1 || drawn > own) {
       print(line);
       return;
     }
     // up to the line's first row, clear it, draw (wrapping onto the line's other rows), clear the rest of the last
-    // row, then down to where the next line goes
+    // row and every row of the old form it no longer takes (they stay empty: the lines below keep their rows), then
+    // down to where the next line goes
     StringBuilder controls = new StringBuilder().append("\u001b[").append(up).append("A\r\u001b[2K").append(line)
         .append("\u001b[K");
+    for (int i = drawn; i < own; i++) {
+      controls.append("\u001b[1B\r\u001b[2K");
+    }
     int down = up - own;
     if (down > 0) {
       controls.append("\u001b[").append(down).append('B');

@@ -47,6 +47,21 @@ class ChatScreenTest {
   }
 
   @Test
+  @DisplayName("an edit that takes fewer rows is redrawn in place: its old rows below are cleared, the lines after it"
+      + " keep their rows")
+  void shorterLineRedrawnInPlace() {
+    int wide = screen.print("a: " + "x".repeat(45) + " ..");
+    screen.print("b: after it");
+    sent.clear();
+    screen.redraw(wide, "a: short now (edited)");
+    assertThat(terminal.text()).isEqualTo("a: short now (edited\n)\n\nb: after it");
+    assertThat(String.join("", sent)).doesNotContain("\r\na: short");
+    // and the next redraw of it still lands on its rows
+    screen.redraw(wide, "a: shorter");
+    assertThat(terminal.text()).isEqualTo("a: shorter\n\n\nb: after it");
+  }
+
+  @Test
   @DisplayName("wide characters count two columns; colours count none")
   void rows() {
     assertThat(ChatScreen.rowsOf("\u001b[96m" + "x".repeat(20) + "\u001b[0m", 20)).isEqualTo(1);
