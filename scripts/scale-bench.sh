@@ -19,8 +19,8 @@
 # ("before"), then from target/ ("after"); the load generator is always target/'s. The open-file limit is raised to
 # the hard limit (each session is a descriptor in the server and one in the load generator). The server listens on
 # 127.0.0.1:7651 (SHINE_SCALE_PORT_BASE=7650) with database shine_scale_s1 (SHINE_SCALE_DB=...); SHINE_SCALE_CONFIG
-# adds top-level members to its config (e.g. '"limits": {"maxConnectionsPerIp": 2000}'); logs and each run's full
-# output are in run/scale/.
+# adds top-level members to its config (e.g. '"limits": {"maxConnectionsPerIp": 2000}'), SHINE_SERVER_JAVA_OPTS JVM
+# options to the server only (e.g. a flight recording); logs and each run's full output are in run/scale/.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 DIR="$ROOT/run/scale"
@@ -92,7 +92,7 @@ start_server() {
   $SHINE_SCALE_CONFIG}
 }
 JSON
-  nohup java $JAVA_OPTS -jar "$jar" server --config "$DIR/s1.json" > "$DIR/$name.log" 2>&1 &
+  nohup java $JAVA_OPTS ${SHINE_SERVER_JAVA_OPTS:-} -jar "$jar" server --config "$DIR/s1.json" > "$DIR/$name.log" 2>&1 &
   server_pid=$!
   echo "$server_pid" > "$DIR/s1.pid"
   wait_until_healthy s1 "$PORT" "$DIR/s1.pid" "$DIR/$name.log"
