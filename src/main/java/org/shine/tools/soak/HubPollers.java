@@ -80,7 +80,7 @@ final class HubPollers {
         HttpResponse<String> response = hub.poll(tokens.accessToken(), 5);
         counters.op("hub-poll");
         switch (response.statusCode()) {
-          case 200 -> onEvent(hub, tokens, response);
+          case 200 -> tokens = onEvent(hub, pair, tokens, response);
           case 204, 408 -> { }
           case 401 -> tokens = renew(hub, pair, tokens);
           default -> error("hub " + response.statusCode());
@@ -99,8 +99,9 @@ final class HubPollers {
     return renewed != null ? renewed : hub.login(pair.recipient, pair.recipientKey, null);
   }
 
-  private void onEvent(HubClient hub, HubClient.Tokens tokens, HttpResponse<String> response)
-      throws IOException, InterruptedException {
+  /** Takes an event and ACKs it; answers the tokens to go on with (renewed when the access token ran out between). */
+  private HubClient.Tokens onEvent(HubClient hub, UserPair pair, HubClient.Tokens tokens,
+      HttpResponse<String> response) throws IOException, InterruptedException {
     String deliveryId = response.headers().firstValue("X-Delivery-Id").orElse("");
     JsonNode event = Json.MAPPER.readTree(response.body());
     Long id = Long.parseLong(deliveryId);
@@ -116,9 +117,15 @@ final class HubPollers {
       }
     }
     HttpResponse<String> ack = hub.ack(tokens.accessToken(), deliveryId);
+    if (ack.statusCode() == 401) {
+      // the access token expired after the poll that brought the event: renew it and ACK again, as an adapter does
+      tokens = renew(hub, pair, tokens);
+      ack = hub.ack(tokens.accessToken(), deliveryId);
+    }
     if (ack.statusCode() != 200) {
       error("hub ack " + ack.statusCode());
     }
+    return tokens;
   }
 
   /** A failed poll: counted, and the next one a second later (the server may be restarting). */
