@@ -60,9 +60,10 @@ export async function approveDevice(identity, client, request) {
   }
   let updated = identity;
   const served = await publishedCard(identity.login);
-  const listed = Boolean(served && Array.isArray(served.keys)
+  // a device the card lists already, with a card that has an encryption key: only the keys are handed over
+  const keysOnly = Boolean(served && served.encryptionKeyB64 && Array.isArray(served.keys)
     && served.keys.some((k) => k.publicKeyB64 === request.deviceKeyB64));
-  if (!(listed && served.encryptionKeyB64)) {
+  if (!keysOnly) {
     await changeCard(identity, (card) => {
       if (!card.keys.some((k) => k.publicKeyB64 === request.deviceKeyB64)) {
         card.keys.push({ publicKeyB64: request.deviceKeyB64, ...(request.label ? { label: request.label } : {}) });
@@ -74,7 +75,7 @@ export async function approveDevice(identity, client, request) {
         card.encryptionKeyB64 = key.publicKeyB64;
       }
     });
-  } else if (!identity.encryptionKeys.some((k) => k.publicKeyB64 === served.encryptionKeyB64)) {
+  } else if (missesEncryptionKey(identity, served)) {
     throw new Error('This device does not hold your current encryption key either: approve the request on the device '
       + 'that revoked the other one, or that received the key from it.');
   }
@@ -82,8 +83,9 @@ export async function approveDevice(identity, client, request) {
   const sealed = await sealKeyTransfer(secret, b64decode(request.transferKeyB64), identity.login,
     request.deviceKeyB64);
   const kid = await kidOf(b64decode(request.transferKeyB64));
-  await client.conn.request('SetUserSetting', { key: transferSetting(kid), value: JSON.parse(new TextDecoder().decode(sealed)) });
-  return { identity: updated, keysOnly: listed && Boolean(served.encryptionKeyB64) };
+  await client.conn.request('SetUserSetting',
+    { key: transferSetting(kid), value: JSON.parse(new TextDecoder().decode(sealed)) });
+  return { identity: updated, keysOnly };
 }
 
 /**
