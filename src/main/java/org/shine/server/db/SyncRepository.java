@@ -112,6 +112,11 @@ public final class SyncRepository {
           + " AND x.item_type = f.item_type AND x.item_key = f.item_key AND x.revision = f.revision) x"
           + " JOIN user_access_servers_current r ON r.login = f.owner) d"
           + " WHERE q.ctid = d.tid AND q.visible_at_ms > 0";
+  /* one primary-key probe of the item, one of its queue row */
+  private static final String OWES_PAIR =
+      "SELECT EXISTS (SELECT 1 FROM sync_outbox x JOIN sync_queue q ON q.sibling = $1 AND NOT q.settings"
+          + " AND q.sync_id = x.sync_id WHERE x.owner = $2 AND x.item_type = " + PAIR
+          + " AND x.item_key = $3 AND x.revision = $4)";
   private static final String LAG =
       "SELECT count(*), min(q.created_at_ms) FROM sync_queue q WHERE q.sibling = $1 AND "
           + SyncQueueSql.shared("$1", "$2");
@@ -158,6 +163,12 @@ public final class SyncRepository {
   public Future<Integer> markSiblingHas(List<HeldItem> items) {
     Tuple args = heldArgs(items);
     return bookkeeping(conn -> conn.preparedQuery(MARK_SIBLING_HAS).execute(args).map(rows -> rows.rowCount()));
+  }
+
+  /** Whether {@code sibling} is still owed this pair revision of {@code owner} (its queue row waits, held or not). */
+  public Future<Boolean> owesPair(String sibling, String owner, String baseKey, long revision) {
+    return pool.preparedQuery(OWES_PAIR).execute(Tuple.of(sibling, owner, baseKey, revision))
+        .map(rows -> rows.iterator().next().getBoolean(0));
   }
 
   /**

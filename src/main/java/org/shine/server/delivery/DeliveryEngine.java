@@ -9,6 +9,7 @@ import java.util.Optional;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.MicroBatcher;
 import org.shine.server.db.StorageErrors;
+import org.shine.server.db.SyncRepository;
 import org.shine.server.db.SyncRepository.HeldItem;
 import org.shine.server.directory.UserDirectory;
 import org.shine.server.dm.DmCodec;
@@ -58,6 +59,7 @@ public final class DeliveryEngine {
   private final AttemptRecorder recorder;
   private final MicroBatcher<HeldItem, Boolean> siblingHas;
   private final MicroBatcher<HeldItem, Boolean> releaseHeld;
+  private final SyncRepository outbox;
 
   /** The engine over the shared services of {@code module}, with its event-loop-confined stores. */
   DeliveryEngine(DeliveryModule module) {
@@ -79,6 +81,7 @@ public final class DeliveryEngine {
     // forwards hold no slot: beyond the batcher's bound a forward's mark is refused and sync carries the pair instead
     this.siblingHas = module.siblingHas;
     this.releaseHeld = module.releaseHeld;
+    this.outbox = services.outbox();
   }
 
   /**
@@ -155,6 +158,12 @@ public final class DeliveryEngine {
   private Optional<UserCard.Route> siblingOf(StoredUser user) {
     return user.routes().stream().filter(r -> !r.serverLogin().equals(config.serverLogin())).findFirst()
         .filter(r -> user.servedBy(config.serverLogin()));
+  }
+
+  /** Whether {@code pair} still goes to {@code sibling}: always, but a repeat only while its queue row waits. */
+  private Future<Boolean> owed(ForwardRequest pair, UserCard.Route sibling) {
+    return !pair.onlyIfOwed() ? Future.succeededFuture(true)
+        : outbox.owesPair(sibling.serverLogin(), pair.sender(), pair.baseKey(), pair.revision());
   }
 
   /** Every route at once; each remote call holds its destination's place of the budget until it is over. */
@@ -234,11 +243,17 @@ public final class DeliveryEngine {
   private void forward(ForwardRequest pair, StoredUser knownSender) {
     Future<StoredUser> read = knownSender != null ? Future.succeededFuture(knownSender)
         : directory.require(pair.sender());
-    read.onSuccess(sender -> siblingOf(sender).ifPresent(sibling -> peers.call(
-            sibling.url(), Ops.RECEIVE_OUTCOMING_MESSAGE, frames.object()
-                .put("incomingBlobB64", Base64.getEncoder().encodeToString(pair.incomingBlob()))
-                .put("outgoingBlobB64", Base64.getEncoder().encodeToString(pair.outgoingBlob()))
-                .put("sourceServerLogin", config.serverLogin()))
+    read.onSuccess(sender -> siblingOf(sender).ifPresent(sibling -> owed(pair, sibling)
+        .compose(owed -> owed ? forwardTo(sibling, pair) : Future.succeededFuture(false))
+        .onFailure(failure -> LOG.debug("forward's sync bookkeeping not done, the hold ends on its own"
+            + " [baseKey: {}, sibling: {}]: {}", pair.baseKey(), sibling.serverLogin(), failure.getMessage()))));
+  }
+
+  private Future<Boolean> forwardTo(UserCard.Route sibling, ForwardRequest pair) {
+    return peers.call(sibling.url(), Ops.RECEIVE_OUTCOMING_MESSAGE, frames.object()
+            .put("incomingBlobB64", Base64.getEncoder().encodeToString(pair.incomingBlob()))
+            .put("outgoingBlobB64", Base64.getEncoder().encodeToString(pair.outgoingBlob()))
+            .put("sourceServerLogin", config.serverLogin()))
         .transform(ack -> {
           HeldItem item = HeldItem.forwardedPair(pair.sender(), pair.baseKey(), pair.revision());
           if (ack.succeeded()) {
@@ -247,8 +262,6 @@ public final class DeliveryEngine {
           LOG.debug("forward to sibling not acknowledged, sync will carry it [baseKey: {}, sibling: {}]: {}",
               pair.baseKey(), sibling.serverLogin(), ack.cause().getMessage());
           return releaseHeld.submit(item);
-        })
-        .onFailure(failure -> LOG.debug("forward's sync bookkeeping not done, the hold ends on its own"
-            + " [baseKey: {}, sibling: {}]: {}", pair.baseKey(), sibling.serverLogin(), failure.getMessage()))));
+        });
   }
 }

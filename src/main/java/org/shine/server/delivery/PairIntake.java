@@ -172,7 +172,12 @@ final class PairIntake {
     }
     // seed §4 step 7: a newly stored pair goes to the sender's sibling after the first attempt
     ForwardRequest forward = stored.written() ? new ForwardRequest(pair.from(), pair.baseKey(), pair.revision(),
-        pair.incoming().bytes(), pair.outgoing().bytes()) : null;
+        pair.incoming().bytes(), pair.outgoing().bytes(), false) : null;
+    if (!stored.written()) {
+      // the sender sends again what is stored here: whoever stored it may have died before its forward
+      attempts.forward(new ForwardRequest(pair.from(), pair.baseKey(), pair.revision(), pair.incoming().bytes(),
+          pair.outgoing().bytes(), true));
+    }
     Future<DeliveryState> state;
     if (stored.firstAttempt() != null) {
       // the users just read go with the attempt, so the engine does not read them again

@@ -183,7 +183,8 @@ class PairIntakeTest {
 
   @Test
   @DisplayName("an identical repeat is answered from the stored bytes, before any check of the new: no attempt,"
-      + " no event, even when the clock rule would now refuse it")
+      + " no event, even when the clock rule would now refuse it; only a forward that goes while the sibling is owed"
+      + " the pair")
   void repeat() {
     ShineClient.SignedPair pair = pair(ALICE, "alice", "bob");
     take(Arrival.pair(IntakeSource.CLIENT, signed(pair), null, "session-1", null));
@@ -196,7 +197,10 @@ class PairIntakeTest {
     assertThat(again.written()).isFalse();
     assertThat(again.state()).as("the stored row's state").isEqualTo(DeliveryState.ACCEPTED);
     assertThat(attempts).isEmpty();
-    assertThat(forwards).isEmpty();
+    assertThat(forwards).singleElement().satisfies(forward -> {
+      assertThat(forward.onlyIfOwed()).isTrue();
+      assertThat(forward.baseKey()).isEqualTo(pair.outgoing().baseKey());
+    });
     assertThat(pushesOf("alice")).hasSize(events);
     assertThat(slots.free()).as("the reserved place is given back").isEqualTo(SLOTS);
   }

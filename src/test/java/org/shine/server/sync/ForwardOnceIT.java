@@ -8,8 +8,10 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -19,6 +21,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
+import org.shine.server.dm.DmCodec;
+import org.shine.server.dm.DmFormatException;
 import org.shine.server.support.Eventually;
 import org.shine.server.support.Sql;
 import org.shine.server.support.StubPeer;
@@ -124,6 +128,59 @@ class ForwardOnceIT {
     assertThat(bobs.count(RECEIVE)).as("s1's first attempts only").isEqualTo(10);
     assertThat(sql2.count("SELECT count(*) FROM dm_delivery WHERE owner = $1 AND state <> 'delivered'",
         alice.login())).isZero();
+  }
+
+  @Test
+  @DisplayName("the sender's resend of a pair its sibling is still owed forwards it again (whoever stored it may have"
+      + " died before its forward, and sync may not reach this server); a resend of a pair the sibling acknowledged"
+      + " forwards nothing")
+  void resendForwardsWhatTheSiblingLacks(Vertx vertx) {
+    // GIVEN alice's second server is a stub that refuses the first forward and acknowledges the others
+    StubPeer s2 = world.stub().named("s2");
+    List<String> forwarded = new CopyOnWriteArrayList<>();
+    s2.respond(FORWARD, (op, p) -> {
+      forwarded.add(baseKeyOf(p.get("outgoingBlobB64").asText()));
+      return forwarded.size() == 1 ? new StubPeer.Error(503, "STORAGE_UNAVAILABLE", "down")
+          : Json.MAPPER.createObjectNode();
+    });
+    TestServer s1 = world.server("s1", TestServer.merge(TestServer.json(SyncIT.FAST),
+        TestServer.peersAt("s2", s2.url())));
+    TestUser alice = TestUser.create("alice");
+    TestUser bob = TestUser.create("bob");
+    alice.publish(vertx, List.of(Map.entry("s1", s1.url()), Map.entry("s2", s2.url())), 1, s1.url());
+    bob.publish(vertx, List.of(Map.entry("s1", s1.url())), 1, s1.url());
+    ShineClient session = world.session(alice, s1);
+    Sql sql1 = world.sql(s1);
+    SignedPair pair = alice.pairTo(bob, "stored, never forwarded");
+    String baseKey = pair.outgoing().baseKey();
+
+    // WHEN a pair's forward is refused (the stub never pulls: sync cannot carry it)
+    session.sendPair(pair).await();
+    Eventually.until("the refused forward", 10_000, () -> forwarded.size() == 1);
+    assertThat(sql1.count("SELECT count(*) FROM sync_queue WHERE owner = $1", alice.login())).isEqualTo(1);
+
+    // WHEN alice sends it again THEN it is forwarded again, and once acknowledged owed no more
+    assertThat(session.sendPair(pair).await().path("deliveryState").asText()).isEqualTo("delivered");
+    Eventually.until("the resend's forward was acknowledged", 10_000,
+        () -> sql1.count("SELECT count(*) FROM sync_queue WHERE owner = $1", alice.login()) == 0);
+    assertThat(forwarded).containsExactly(baseKey, baseKey);
+
+    // WHEN alice sends it a third time, then a new pair THEN only the new pair is forwarded
+    session.sendPair(pair).await();
+    SignedPair next = alice.pairTo(bob, "a new one");
+    session.sendPair(next).await();
+    Eventually.until("the new pair's forward", 10_000, () -> forwarded.contains(next.outgoing().baseKey()));
+    Eventually.until("the new pair is owed no more", 10_000,
+        () -> sql1.count("SELECT count(*) FROM sync_queue WHERE owner = $1", alice.login()) == 0);
+    assertThat(forwarded).containsExactly(baseKey, baseKey, next.outgoing().baseKey());
+  }
+
+  private static String baseKeyOf(String blobB64) {
+    try {
+      return DmCodec.parse(Base64.getDecoder().decode(blobB64)).baseKey();
+    } catch (DmFormatException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private static JsonNode page(ShineClient sibling) {
