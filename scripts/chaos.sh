@@ -6,7 +6,8 @@
 # and the script exits 1 when any scenario lost, duplicated, left unanswered or left unsettled a pair.
 #   scripts/chaos.sh [--short] [--only a,b,...] [--keep]
 # Senders have routes [s1, s2] and send on s1; recipients have routes [s3, s4]; s3 is known to every server
-# through a proxy of the project's own (`chaos proxy`, clean but in (d)).
+# through a proxy of the project's own (`chaos proxy`, clean but in (d)), s1 through another (clean) that stands
+# for a cluster's load balancer: node a, or node b of (c) when node a is down.
 #   a   kill -9 of s1 (the sender's server) mid-burst, restart
 #   b   kill -9 of s3 and s4 mid-burst; s4 back a few seconds later, s3 after the load
 #   c   s1 as a two-node cluster (Hazelcast, one database), senders on both nodes; s3 and s4 down; kill -9 of
@@ -18,7 +19,7 @@
 #       (behind) through testing.clockOffsetMs; s3 and s4 back. g- also checks that s1 made no scheduled
 #       attempt while none was due on its new clock.
 # --short: small loads (CI); default: the full loads. --keep leaves the databases (shine_chaos_s1..s4).
-# Ports 127.0.0.1:7201..7205 and 7213 (SHINE_CHAOS_PORT_BASE=7200), Hazelcast from 5901 (SHINE_CHAOS_CLUSTER_PORT);
+# Ports 127.0.0.1:7201..7205, 7213 and 7214 (SHINE_CHAOS_PORT_BASE=7200), Hazelcast from 5901 (SHINE_CHAOS_CLUSTER_PORT);
 # logs, configs and each scenario's output in run/chaos/.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -36,7 +37,7 @@ while [ $# -gt 0 ]; do
     --short) short=1; shift ;;
     --only) only="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see scripts/chaos.sh --help)" ;;
   esac
 done
@@ -63,6 +64,8 @@ PROXY_PORT=$((PORT_BASE + 13))
 PROXY_URL="ws://127.0.0.1:$PROXY_PORT/ws"
 NODE_B_PORT=$((PORT_BASE + 5))
 NODE_B_URL="ws://127.0.0.1:$NODE_B_PORT/ws"
+FRONT_PORT=$((PORT_BASE + 14))
+FRONT_URL="ws://127.0.0.1:$FRONT_PORT/ws"
 
 export SHINE_FED_DIR="$DIR"
 export SHINE_FED_PORT_BASE="$PORT_BASE"
@@ -76,24 +79,34 @@ export SHINE_FED_ADMIN_BASE=
 export SHINE_FED_DELIVERY='{"scheduleMs":[0,3000,10000,30000,120000],"workerPeriodMs":500,"leaseMs":3000}'
 export SHINE_FED_SYNC='{"periodMs":1000,"pageSize":200}'
 export SHINE_FED_URL_s3="$PROXY_URL"
+export SHINE_FED_URL_s1="$FRONT_URL"
 
 psql_admin() { PGPASSWORD="${SHINE_DB_PASSWORD:-}" psql -h "$DB_HOST" -p "$DB_PORT" -U "$DB_USER" -d postgres "$@"; }
 psql_db() { local db="$1"; shift; PGPASSWORD="${SHINE_DB_PASSWORD:-}" psql -h "$DB_HOST" -p "$DB_PORT" -U "$DB_USER" -d "$db" "$@"; }
 
+# Starts `chaos proxy` with options $2... in the background, its output appended to $1; sets launched_pid once it
+# listens.
+launched_pid=""
+launch_proxy() {
+  local out="$1" before
+  shift
+  before=$(grep -c "listening on" "$out" || true)
+  nohup java ${SHINE_JAVA_OPTS:-} -jar "$TOOLS_JAR" chaos proxy "$@" >> "$out" 2>&1 &
+  launched_pid=$!
+  for _ in $(seq 1 120); do
+    [ "$(grep -c "listening on" "$out" || true)" -gt "$before" ] && return 0
+    kill -0 "$launched_pid" 2>/dev/null || die "the proxy exited; see $out"
+    sleep 0.25
+  done
+  die "the proxy did not start; see $out"
+}
+
 proxy_pid=""
 # Starts the proxy in front of s3: a cut every $1 ms (0 = never), bytes held back up to $2 ms.
 start_proxy() {
-  local drop="$1" delay="$2" before
-  before=$(grep -c "listening on" "$DIR/proxy.log" || true)
-  nohup java ${SHINE_JAVA_OPTS:-} -jar "$TOOLS_JAR" chaos proxy --listen "$PROXY_PORT" --target "127.0.0.1:$(port_of s3)" \
-    --drop-every-ms "$drop" --max-delay-ms "$delay" >> "$DIR/proxy.log" 2>&1 &
-  proxy_pid=$!
-  for _ in $(seq 1 120); do
-    [ "$(grep -c "listening on" "$DIR/proxy.log" || true)" -gt "$before" ] && return 0
-    kill -0 "$proxy_pid" 2>/dev/null || die "the proxy exited; see $DIR/proxy.log"
-    sleep 0.25
-  done
-  die "the proxy did not start; see $DIR/proxy.log"
+  launch_proxy "$DIR/proxy.log" --listen "$PROXY_PORT" --target "127.0.0.1:$(port_of s3)" \
+    --drop-every-ms "$1" --max-delay-ms "$2"
+  proxy_pid=$launched_pid
 }
 restart_proxy() {
   stop_proxy
@@ -105,6 +118,23 @@ stop_proxy() {
     wait "$proxy_pid" 2>/dev/null || true
   fi
   proxy_pid=""
+}
+
+front_pid=""
+# s1's address as its peers and the users' cards know it: node a, or node b of (c) when node a takes no connection,
+# as a load balancer in front of a cluster would do. Without it nothing of s1 could reach s2 by sync after (c)
+# kills node a.
+start_front() {
+  launch_proxy "$DIR/front.log" --listen "$FRONT_PORT" --target "127.0.0.1:$(port_of s1)" \
+    --target "127.0.0.1:$NODE_B_PORT"
+  front_pid=$launched_pid
+}
+stop_front() {
+  if [ -n "$front_pid" ] && kill -0 "$front_pid" 2>/dev/null; then
+    kill -TERM "$front_pid"
+    wait "$front_pid" 2>/dev/null || true
+  fi
+  front_pid=""
 }
 
 node_b_pid=""
@@ -124,6 +154,7 @@ cleanup() {
   stop_node_b
   "$FED" stop >/dev/null 2>&1 || true
   stop_proxy
+  stop_front
   if [ "$keep" = 0 ]; then
     for s in s1 s2 s3 s4; do
       psql_admin -qc "DROP DATABASE IF EXISTS shine_chaos_$s WITH (FORCE)" >/dev/null 2>&1 || true
@@ -143,7 +174,7 @@ start_load() {
   FAULTS_DONE="$DIR/$scenario.faults-done"
   rm -f "$FAULTS_DONE"
   java ${SHINE_JAVA_OPTS:-} -jar "$TOOLS_JAR" chaos load --scenario "$scenario" --users "$USERS" --rate "$RATE" \
-    --seconds "$SECONDS_" --settle-s "$SETTLE" --route "s3=$PROXY_URL" --faults-done "$FAULTS_DONE" \
+    --seconds "$SECONDS_" --settle-s "$SETTLE" --route "s3=$PROXY_URL" --route "s1=$FRONT_URL" --faults-done "$FAULTS_DONE" \
     --recipient-server "$(url_of s3)" --recipient-server "$(url_of s4)" "$@" > "$out" 2>&1 &
   load_pid=$!
   CURRENT_OUT="$out"
@@ -329,18 +360,20 @@ ensure_postgres
 command -v psql >/dev/null || apt_install postgresql-client
 ensure_jar
 mkdir -p "$DIR"
-for p in $(seq $((PORT_BASE + 1)) $((PORT_BASE + 5))) "$PROXY_PORT"; do
+for p in $(seq $((PORT_BASE + 1)) $((PORT_BASE + 5))) "$PROXY_PORT" "$FRONT_PORT"; do
   if timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$p" 2>/dev/null; then
     die "something already listens on port $p; stop it or set SHINE_CHAOS_PORT_BASE"
   fi
 done
 : > "$DIR/proxy.log"
+: > "$DIR/front.log"
 for s in s1 s2 s3 s4; do
   psql_admin -qc "DROP DATABASE IF EXISTS shine_chaos_$s WITH (FORCE)" >&2
   rm -f "$DIR/$s.log" "$DIR/$s.log.offset"
 done
 started=$(date +%s)
 restart_proxy 0 0
+start_front
 "$FED" start
 for scenario in "${scenarios[@]}"; do
   log "scenario $scenario"

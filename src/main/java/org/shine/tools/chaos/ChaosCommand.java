@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.shine.server.cli.CliFailure;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
@@ -83,15 +84,16 @@ public final class ChaosCommand {
   }
 
   @Command(name = "proxy", mixinStandardHelpOptions = true, description = {
-      "Relays 127.0.0.1:PORT to HOST:PORT (loopback only); holds each chunk of bytes back 0..D ms (order kept) and"
-          + " every M ms cuts one open connection picked at random; runs until SIGTERM or Ctrl-C, printing a line"
-          + " per cut."})
+      "Relays 127.0.0.1:PORT to HOST:PORT (loopback only; several --target: the first that takes the connection);"
+          + " holds each chunk of bytes back 0..D ms (order kept) and every M ms cuts one open connection picked at"
+          + " random; runs until SIGTERM or Ctrl-C, printing a line per cut."})
   static final class Proxy implements Callable<Integer> {
     @Option(names = "--listen", defaultValue = "0", paramLabel = "PORT", description = "0: the system picks")
     int listen;
 
-    @Option(names = "--target", required = true, paramLabel = "HOST:PORT", description = "where to relay")
-    String target;
+    @Option(names = "--target", required = true, paramLabel = "HOST:PORT",
+        description = "where to relay; repeat it for fallbacks, tried in order")
+    List<String> targets;
 
     @Option(names = "--drop-every-ms", defaultValue = "0", paramLabel = "M", description = "0: never (0)")
     long dropEveryMs;
@@ -104,21 +106,13 @@ public final class ChaosCommand {
 
     @Override
     public Integer call() {
-      int colon = target.lastIndexOf(':');
-      int targetPort;
-      try {
-        targetPort = colon <= 0 ? -1 : Integer.parseInt(target.substring(colon + 1));
-      } catch (NumberFormatException e) {
-        targetPort = -1;
-      }
-      if (targetPort <= 0 || targetPort > 65_535) {
-        throw CliFailure.usage("--target takes HOST:PORT: " + target);
-      }
+      List<ChaosProxy.Target> parsed = targets.stream().map(ChaosProxy.Target::parse).toList();
       Vertx vertx = Vertx.vertx();
-      ChaosProxy proxy = new ChaosProxy(vertx, listen, target.substring(0, colon), targetPort, dropEveryMs,
-          maxDelayMs, seed != null ? seed : System.nanoTime());
+      ChaosProxy proxy = new ChaosProxy(vertx, listen, parsed, dropEveryMs, maxDelayMs,
+          seed != null ? seed : System.nanoTime());
       int port = proxy.start().await();
-      System.out.printf("CHAOS proxy listening on 127.0.0.1:%d, relaying to %s%n", port, target);
+      System.out.printf("CHAOS proxy listening on 127.0.0.1:%d, relaying to %s%n", port,
+          parsed.stream().map(ChaosProxy.Target::toString).collect(Collectors.joining(" or ")));
       // SIGTERM and SIGINT run the JVM's shutdown hooks: report and close, then the JVM ends
       CountDownLatch closed = new CountDownLatch(1);
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -20,9 +20,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.shine.server.cli.CliFailure;
 
 /**
- * A TCP proxy on loopback for the fault suite: every connection it accepts is relayed to one target, each chunk
- * of bytes held back a random 0..{@code maxDelayMs} (order kept), and every {@code dropEveryMs} one open connection,
- * picked at random, is cut on both sides. Both ends must be loopback addresses: it is a test tool, not a relay.
+ * A TCP proxy on loopback for the fault suite: every connection it accepts is relayed to the first of its targets
+ * that takes a connection (several: the nodes of one clustered server behind one address, as a load balancer would
+ * put them), each chunk of bytes held back a random 0..{@code maxDelayMs} (order kept), and every {@code dropEveryMs}
+ * one open connection, picked at random, is cut on both sides. Every end must be a loopback address: it is a test
+ * tool, not a relay.
  */
 final class ChaosProxy {
   /** Bytes a direction may hold back before it stops reading its source (a bound, like every queue here). */
@@ -31,8 +33,7 @@ final class ChaosProxy {
 
   private final Vertx vertx;
   private final int listenPort;
-  private final String targetHost;
-  private final int targetPort;
+  private final List<Target> targets;
   private final long dropEveryMs;
   private final long maxDelayMs;
   private final Random random;
@@ -43,13 +44,14 @@ final class ChaosProxy {
   private NetClient client;
   private long dropTimer = -1;
 
-  ChaosProxy(Vertx vertx, int listenPort, String targetHost, int targetPort, long dropEveryMs, long maxDelayMs,
-      long seed) {
-    requireLoopback(targetHost);
+  ChaosProxy(Vertx vertx, int listenPort, List<Target> targets, long dropEveryMs, long maxDelayMs, long seed) {
+    if (targets.isEmpty()) {
+      throw CliFailure.usage("the proxy needs a target");
+    }
+    targets.forEach(target -> requireLoopback(target.host()));
     this.vertx = vertx;
     this.listenPort = listenPort;
-    this.targetHost = targetHost;
-    this.targetPort = targetPort;
+    this.targets = List.copyOf(targets);
     this.dropEveryMs = dropEveryMs;
     this.maxDelayMs = maxDelayMs;
     this.random = new Random(seed);
@@ -103,9 +105,19 @@ final class ChaosProxy {
   private void accept(NetSocket inbound) {
     accepted.incrementAndGet();
     inbound.pause();
-    client.connect(targetPort, targetHost).onComplete(ar -> {
+    connect(inbound, 0);
+  }
+
+  /** Relays {@code inbound} to the first target from {@code index} on that takes a connection. */
+  private void connect(NetSocket inbound, int index) {
+    Target target = targets.get(index);
+    client.connect(target.port(), target.host()).onComplete(ar -> {
       if (ar.failed()) {
-        System.out.printf("CHAOS proxy: no connection to %s:%d: %s%n", targetHost, targetPort, ar.cause());
+        if (index + 1 < targets.size()) {
+          connect(inbound, index + 1);
+          return;
+        }
+        System.out.printf("CHAOS proxy: no connection to %s: %s%n", targets, ar.cause());
         inbound.close();
         return;
       }
@@ -126,6 +138,29 @@ final class ChaosProxy {
 
   private long delayNanos() {
     return maxDelayMs <= 0 ? 0 : TimeUnit.MILLISECONDS.toNanos(random.nextLong(maxDelayMs + 1));
+  }
+
+  /** Where the proxy relays to. */
+  record Target(String host, int port) {
+    /** {@code HOST:PORT}. */
+    static Target parse(String text) {
+      int colon = text.lastIndexOf(':');
+      int port;
+      try {
+        port = colon <= 0 ? -1 : Integer.parseInt(text.substring(colon + 1));
+      } catch (NumberFormatException e) {
+        port = -1;
+      }
+      if (port <= 0 || port > 65_535) {
+        throw CliFailure.usage("--target takes HOST:PORT: " + text);
+      }
+      return new Target(text.substring(0, colon), port);
+    }
+
+    @Override
+    public String toString() {
+      return host + ":" + port;
+    }
   }
 
   /** One relayed connection: both directions, closed together. */

@@ -7,6 +7,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetSocket;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.shine.server.cli.CliFailure;
 import org.shine.server.support.Eventually;
+import org.shine.tools.chaos.ChaosProxy.Target;
 
 class ChaosProxyTest {
   private Vertx vertx;
@@ -41,7 +43,7 @@ class ChaosProxyTest {
   @Test
   @DisplayName("bytes cross the proxy both ways in the order written, each chunk held back up to the delay")
   void relaysInOrderWithDelay() {
-    ChaosProxy proxy = new ChaosProxy(vertx, 0, "127.0.0.1", echoPort, 0, 30, 1);
+    ChaosProxy proxy = new ChaosProxy(vertx, 0, List.of(new Target("127.0.0.1", echoPort)), 0, 30, 1);
     int port = proxy.start().await();
     Buffer received = Buffer.buffer();
     NetSocket socket = connect(port, received);
@@ -62,7 +64,7 @@ class ChaosProxyTest {
   @Test
   @DisplayName("the proxy cuts open connections on its drop timer, on both sides, and takes new ones after")
   void dropsConnections() {
-    ChaosProxy proxy = new ChaosProxy(vertx, 0, "127.0.0.1", echoPort, 100, 0, 1);
+    ChaosProxy proxy = new ChaosProxy(vertx, 0, List.of(new Target("127.0.0.1", echoPort)), 100, 0, 1);
     int port = proxy.start().await();
     AtomicBoolean closed = new AtomicBoolean();
     NetSocket socket = connect(port, Buffer.buffer());
@@ -79,7 +81,38 @@ class ChaosProxyTest {
   @Test
   @DisplayName("the proxy refuses a target that is not a loopback address")
   void loopbackOnly() {
-    assertThatThrownBy(() -> new ChaosProxy(vertx, 0, "192.0.2.1", 80, 0, 0, 1))
+    // (0.0.0.0: not loopback, and nothing is ever dialled here)
+    List<Target> targets = List.of(new Target("127.0.0.1", echoPort), new Target("0.0.0.0", 80));
+    assertThatThrownBy(() -> new ChaosProxy(vertx, 0, targets, 0, 0, 1))
         .isInstanceOf(CliFailure.class).hasMessageContaining("loopback");
+  }
+
+  @Test
+  @DisplayName("with several targets each connection goes to the first that takes it: a node down, the next one")
+  void failsOverToTheNextTarget() {
+    // a port nothing listens on: one just closed
+    NetServer gone = vertx.createNetServer().connectHandler(NetSocket::close);
+    int closedPort = gone.listen(0, "127.0.0.1").await().actualPort();
+    gone.close().await();
+    ChaosProxy proxy = new ChaosProxy(vertx, 0,
+        List.of(new Target("127.0.0.1", closedPort), new Target("127.0.0.1", echoPort)), 0, 0, 1);
+    int port = proxy.start().await();
+    Buffer received = Buffer.buffer();
+    NetSocket socket = connect(port, received);
+
+    socket.write("through the second").await();
+
+    Eventually.until("echoed by the second target", 10_000, () -> received.length() == 18);
+    assertThat(received.toString()).isEqualTo("through the second");
+    assertThat(proxy.open()).isEqualTo(1);
+    proxy.stop().await();
+  }
+
+  @Test
+  @DisplayName("HOST:PORT targets are parsed, and anything else is a usage error")
+  void parsesTargets() {
+    assertThat(Target.parse("127.0.0.1:7201")).isEqualTo(new Target("127.0.0.1", 7201));
+    assertThatThrownBy(() -> Target.parse("127.0.0.1")).isInstanceOf(CliFailure.class);
+    assertThatThrownBy(() -> Target.parse("127.0.0.1:99999")).isInstanceOf(CliFailure.class);
   }
 }
