@@ -626,7 +626,8 @@ async function openChatWith(page, peer) {
 }
 
 test('a second device added by the text route reads the same history; a revoked device is signed out; a peer '
-  + 'with a v1 card is "not end-to-end encrypted"', async () => {
+  + 'with a v1 card is "not end-to-end encrypted"; a new browser takes the login back with the recovery '
+  + 'key', async () => {
   for (const name of ['s1', 's2', 's3', 's4']) {
     if (!federation.servers.get(name).process) {
       await federation.startOne(name); // the chat above leaves bob's s3 down
@@ -802,7 +803,37 @@ test('a second device added by the text route reads the same history; a revoked 
   await d1.locator('li[data-verified="false"]', { hasText: 'erin\'s keys changed' }).first().waitFor({ timeout: WAIT });
   assert.equal(await d1.locator('li[data-verified="true"]:not(.mine)').count(), 0, 'nothing of erin\'s verifies');
   await shot(d1, 'keys-changed');
+
+  // dave lost his devices: a new browser takes the login back with the recovery key file alone
+  const davesCard = () => JSON.parse(federation.sql('s1', 'SELECT card_json FROM user_card WHERE login = \'dave\'')
+    .trim());
+  const before = davesCard();
+  const recoverContext = await browser.newContext();
+  const r1 = await newPage(recoverContext, 's1');
+  await r1.locator('#recover-key').setInputFiles(recoveryFile);
+  await r1.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+  await r1.getByText(/^Recovered dave: this browser is now your only device/).waitFor({ timeout: WAIT });
+  const after = davesCard();
+  assert.equal(after.epoch, (before.epoch || 0) + 1);
+  assert.equal(after.signerKeyB64, card.recoveryKeyB64, 'signed by the recovery key');
+  assert.equal(after.keys.length, 1);
+  for (const old of before.keys) {
+    assert.ok(after.revokedKeysB64.includes(old.publicKeyB64), 'every earlier device key revoked');
+  }
+  assert.notEqual(after.encryptionKeyB64, before.encryptionKeyB64, 'a new encryption key');
+  // the old device is signed out, with the words that say why
+  await d1.getByText(/^This device's key was revoked/).waitFor({ timeout: WAIT });
+  // erin's page follows the new epoch and verifies the new device; the new device reads her answer
+  await openChatWith(r1, 'erin');
+  await send(r1, 'back with the recovery key');
+  await e3.locator('button[data-peer="dave"]').click({ timeout: WAIT });
+  await e3.locator('li[data-verified="true"]', { hasText: 'back with the recovery key' }).waitFor({ timeout: WAIT });
+  await expectState(r1, 'back with the recovery key', 'read');
+  await send(e3, 'welcome back');
+  await r1.locator('li[data-verified="true"]', { hasText: 'welcome back' }).waitFor({ timeout: WAIT });
+  // what was sealed to the old encryption key stays closed here (the documented price of a recovery)
+  await r1.locator('li[data-marker="cannot-decrypt"]').first().waitFor({ timeout: WAIT });
   assert.deepEqual(problems, []);
-  await Promise.all([daveContext.close(), erinContext.close(), newContext.close()]);
+  await Promise.all([daveContext.close(), erinContext.close(), newContext.close(), recoverContext.close()]);
   copyFileSync(join(SHOTS, 'add-device-waiting.png'), join(ROOT, 'docs', 'img', 'add-device.png'));
 });

@@ -4,8 +4,8 @@ import { browserLabel } from './cards.js';
 import { badLogin, plain } from './errors.js';
 import { ProtocolClient, publishedCard, register, wsUrl } from './protocol.js';
 import {
-  approveDevice, createRecoveryKey, keysRequest, missesEncryptionKey, newDeviceRequest, parseRequest, requestText,
-  revokeDevice, rotateKey, tryAdded, tryKeysHandedOver,
+  approveDevice, createRecoveryKey, keysRequest, missesEncryptionKey, newDeviceRequest, parseRequest,
+  recoverAccount, requestText, revokeDevice, rotateKey, tryAdded, tryKeysHandedOver,
 } from './devices.js';
 import {
   createEncryptionKey, createKey, forgetIdentity, keyFileText, keyFromFile, loadKeysRequest, saveIdentity,
@@ -37,6 +37,7 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
   let waiting = null; // the request of this browser while it waits to be added to an account
   let keysWanted = null; // the request of this signed-in device for the card's new encryption key, while polled
   let lastKeysCheck = 0;
+  let afterSignIn = null; // words for the banner once the next session signs in
   async function create(login) {
     const bad = badLogin(login);
     if (bad) {
@@ -55,6 +56,24 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
     const identity = await keyFromFile(await file.text(), login);
     await saveIdentity(db, identity);
     input.value = '';
+    start(identity);
+  }
+
+  /**
+   * "Recover with a recovery key": the login takes a device key made here as its only one (every earlier device key
+   * revoked, those devices signed out) and a new encryption key; then it signs in.
+   */
+  async function recover(input, login) {
+    const file = input.files[0];
+    if (!file) {
+      return;
+    }
+    input.value = '';
+    const identity = await recoverAccount(await file.text(), login);
+    await saveIdentity(db, identity);
+    afterSignIn = `Recovered ${identity.login}: this browser is now your only device, and every earlier device key is `
+      + 'revoked. Messages sealed to your old encryption key cannot be read here. Export key to keep a copy, and '
+      + 'create a new recovery key under "Devices" only if you lost the file.';
     start(identity);
   }
 
@@ -143,6 +162,10 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
     if (connection === 'online') {
       lastRefusal = null;
       views.signedIn(session.identity.login);
+      if (afterSignIn) {
+        views.banner(afterSignIn);
+        afterSignIn = null;
+      }
       chat.online().catch((e) => views.error('chat-error', plain(e)));
       checkKeys(client).catch((e) => views.error('chat-error', plain(e)));
     } else if (connection === 'refused') {
@@ -340,7 +363,7 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
   }
 
   return {
-    create, importKey, registerAndStart, exportKey, signOut, start, addThisBrowser, waitForApproval, cancelAdding,
+    create, importKey, recover, registerAndStart, exportKey, signOut, start, addThisBrowser, waitForApproval, cancelAdding,
     approve, revoke, rotate, recovery, otherDevices,
   };
 }

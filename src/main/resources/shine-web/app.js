@@ -50,6 +50,8 @@ function wireSetup(account) {
   $('create-key').addEventListener('click', () => guarded('setup-error', () => account.create($('login').value.trim())));
   $('import-key').addEventListener('change', () => guarded('setup-error',
     () => account.importKey($('import-key'), $('login').value.trim())));
+  $('recover-key').addEventListener('change', () => guarded('setup-error',
+    () => account.recover($('recover-key'), $('login').value.trim())));
   $('reimport-key').addEventListener('change', () => guarded('refused-error',
     () => account.importKey($('reimport-key'), session.identity ? session.identity.login : '')));
   $('sign-out').addEventListener('click', () => guarded('refused-error', account.signOut));

@@ -2,12 +2,14 @@
 // a device of the user approves it; the approving device publishes the next card with the new device key and leaves
 // the user's encryption keys, sealed to the new browser's transfer key, as the setting keys.transfer.<kid>; "Rotate
 // key", "Revoke a device" (which rotates the encryption key in the same card) and "Create recovery key" are the other
-// card changes a device makes. No DOM here: account.js and app.js show what these answer.
+// card changes a device makes; "Recover with a recovery key" is the one a browser with no device key makes. No DOM
+// here: account.js and app.js show what these answer.
 import { browserLabel } from './cards.js';
 import { authText, b64decode, b64encode, fromB64url } from './codec.js';
 import { generateKeyPair, kidOf, openKeyTransfer, privateKeysOf, sealKeyTransfer } from './hpke.js';
 import {
-  createEncryptionKey, createKey, encryptionKeysFrom, encryptionSecrets, withDeviceKey, withEncryptionKeys,
+  createEncryptionKey, createKey, encryptionKeysFrom, encryptionSecrets, keyFromFile, withDeviceKey,
+  withEncryptionKeys,
 } from './keys.js';
 import { anonymous, changeCard, publishedCard } from './protocol.js';
 
@@ -221,4 +223,33 @@ export async function createRecoveryKey(identity) {
   });
   const file = { login: identity.login, publicKeyB64, privateKeyB64: b64encode(fromB64url(jwk.d)) };
   return `${JSON.stringify(file, null, 2)}\n`;
+}
+
+/**
+ * "Recover with a recovery key" (PROTOCOL §4 v3), as `client keys recover` does it: the next epoch, signed by the
+ * recovery key (the text of its file), revokes every device key of the card and names a device key made here as the
+ * only one, with a new encryption key (the old encryption keys stay with the old devices: what was sealed to them
+ * cannot be read here). `login` is used when the file names none. Answers the new identity.
+ */
+export async function recoverAccount(recoveryKeyText, login) {
+  const recovery = await keyFromFile(recoveryKeyText, login);
+  const served = await publishedCard(recovery.login);
+  if (!served) {
+    throw new Error(`There is no user ${recovery.login} on this server: open the chat on one of your access servers.`);
+  }
+  if (served.recoveryKeyB64 !== recovery.publicKeyB64) {
+    throw new Error(`This file is not the recovery key of ${recovery.login}'s card. Choose the file that "Create `
+      + 'recovery key" (or client keys recovery) saved.');
+  }
+  const device = await createKey(recovery.login);
+  const key = await createEncryptionKey();
+  await changeCard(device, (card) => {
+    card.epoch += 1;
+    const earlier = card.keys.map((k) => k.publicKeyB64);
+    card.keys = [{ publicKeyB64: device.publicKeyB64, label: browserLabel(navigator.userAgent) }];
+    card.retiredKeys = (card.retiredKeys || []).filter((k) => !earlier.includes(k.publicKeyB64));
+    card.revokedKeysB64 = [...(card.revokedKeysB64 || []), ...earlier.filter((k) => !card.revokedKeysB64?.includes(k))];
+    card.encryptionKeyB64 = key.publicKeyB64;
+  }, recovery);
+  return withEncryptionKeys(device, [key]);
 }
