@@ -2,7 +2,7 @@
 # The standard benchmark set (issue 9): `bench send` against servers this script starts itself, with live recipient
 # sessions, and a Markdown table of the results written into docs/BENCHMARKS.md (between the bench.sh markers) and
 # printed.
-#   scripts/bench.sh [--runs N] [--seconds S] [--warmup S] [--only S1,S1-offline,S1-open,S2,S2-open] [--warm]
+#   scripts/bench.sh [--runs N] [--seconds S] [--warmup S] [--only S1,S1-offline,S1-open,S2,S2-open,S1-cluster] [--warm]
 #                    [--keep-db] [--no-write] [--jfr] [--before-jar JAR]
 # Scenarios: 50 senders × 50 recipients, 200-byte bodies, compression offered by every client session.
 #   S1          one server; recipients online on it; closed loop, 10 in flight per sender, slot freed on arrival
@@ -11,6 +11,9 @@
 #   S2          four servers s1..s4 (own databases, each a pinned peer of the others); senders' routes [s1,s2],
 #               recipients' [s3,s4]; sessions on s1 and s3; closed loop as S1
 #   S2-open     S2 as an open loop at 500 pairs/s
+# S1-cluster (issue 18, only with --only): S1 on s1 run as a two-node cluster (Hazelcast on 127.0.0.1:5951/5952,
+#   SHINE_BENCH_CLUSTER_PORT; one database): senders' sessions and routes on node a (7301), recipients' on node b
+#   (7311), so every push crosses the clustered event bus; compare with S1 run beside it.
 # Abuse scenarios (issue 16; only with --only, written into a section of their own): two servers s1, s3; 10 honest
 # senders on s1 write to recipients online on s3 (routes [s3]) in an open loop of 50 pairs/s, beside
 #   tarpit-none     nothing else
@@ -42,6 +45,8 @@ END_MARK='<!-- bench.sh:end -->'
 PORT_BASE="${SHINE_BENCH_PORT_BASE:-7300}"
 DB_PREFIX="${SHINE_BENCH_DB_PREFIX:-shine_bench}"
 ALL_SCENARIOS=(S1 S1-offline S1-open S2 S2-open)
+SCALE_SCENARIOS=(S1-cluster)
+CLUSTER_PORT="${SHINE_BENCH_CLUSTER_PORT:-5951}"
 ABUSE_SCENARIOS=(tarpit-none tarpit tarpit-control)
 ABUSE_BEGIN_MARK='<!-- bench.sh:abuse:begin -->'
 ABUSE_END_MARK='<!-- bench.sh:abuse:end -->'
@@ -66,7 +71,7 @@ while [ $# -gt 0 ]; do
     --no-write) write=0; shift ;;
     --jfr) jfr=1; shift ;;
     --before-jar) before_jar="$2"; shift 2 ;;
-    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option $1 (see scripts/bench.sh --help)" ;;
   esac
 done
@@ -85,38 +90,46 @@ if [ -z "$only" ]; then
 else
   IFS=',' read -r -a wanted <<< "$only"
   for s in "${wanted[@]}"; do
-    [[ " ${ALL_SCENARIOS[*]} ${ABUSE_SCENARIOS[*]} " == *" $s "* ]] \
-      || die "unknown scenario $s (known: ${ALL_SCENARIOS[*]} ${ABUSE_SCENARIOS[*]})"
+    [[ " ${ALL_SCENARIOS[*]} ${SCALE_SCENARIOS[*]} ${ABUSE_SCENARIOS[*]} " == *" $s "* ]] \
+      || die "unknown scenario $s (known: ${ALL_SCENARIOS[*]} ${SCALE_SCENARIOS[*]} ${ABUSE_SCENARIOS[*]})"
   done
   # keep the standard order, so each topology's scenarios run together
-  for s in "${ALL_SCENARIOS[@]}" "${ABUSE_SCENARIOS[@]}"; do
+  for s in "${ALL_SCENARIOS[@]}" "${SCALE_SCENARIOS[@]}" "${ABUSE_SCENARIOS[@]}"; do
     [[ ",$only," == *",$s,"* ]] && scenarios+=("$s")
   done
 fi
 
-topology_of() { case "$1" in S1*) echo one ;; tarpit*) echo pair ;; *) echo four ;; esac; }
-servers_of() { case "$1" in one) echo s1 ;; pair) echo s1 s3 ;; four) echo s1 s2 s3 s4 ;; esac; }
+topology_of() { case "$1" in S1-cluster) echo cluster ;; S1*) echo one ;; tarpit*) echo pair ;; *) echo four ;; esac; }
+# the processes of a topology: s1b is node b of s1 (the same server: its login, key and database)
+servers_of() { case "$1" in one) echo s1 ;; cluster) echo s1 s1b ;; pair) echo s1 s3 ;; four) echo s1 s2 s3 s4 ;; esac; }
 is_abuse() { [[ "$1" == tarpit* ]]; }
-port_of() { echo $((PORT_BASE + ${1#s})); }
+server_of() { echo "${1%b}"; }
+port_of() { case "$1" in s1b) echo $((PORT_BASE + 11)) ;; *) echo $((PORT_BASE + ${1#s})) ;; esac; }
 url_of() { echo "ws://127.0.0.1:$(port_of "$1")/ws"; }
-db_of() { echo "${DB_PREFIX}_$1"; }
-key_file() { echo "$DIR/$1.key"; }
+db_of() { echo "${DB_PREFIX}_$(server_of "$1")"; }
+key_file() { echo "$DIR/$(server_of "$1").key"; }
 public_key_of() { key_file_public_key "$(key_file "$1")"; }
 psql_admin() { PGPASSWORD="${SHINE_DB_PASSWORD:-}" psql -h "$DB_HOST" -p "$DB_PORT" -U "$DB_USER" -d postgres "$@"; }
 
 # A server of this run: default settings but for its address, database and peers (the other servers of its
 # topology, their keys pinned as scripts/federation.sh does).
 write_config() {
-  local name="$1" topology="$2" peers="" other
+  local name="$1" topology="$2" peers="" other cluster=""
   for other in $(servers_of "$topology"); do
-    [ "$other" = "$name" ] && continue
+    [ "$(server_of "$other")" = "$(server_of "$name")" ] && continue
     peers="$peers${peers:+,}{\"serverLogin\":\"$other\",\"url\":\"$(url_of "$other")\",\"publicKeyB64\":\"$(public_key_of "$other")\"}"
   done
+  if [ "$topology" = cluster ]; then
+    local port=$CLUSTER_PORT
+    [ "$name" = s1b ] && port=$((CLUSTER_PORT + 1))
+    cluster="
+  \"cluster\": {\"enabled\": true, \"members\": [\"127.0.0.1:$CLUSTER_PORT\", \"127.0.0.1:$((CLUSTER_PORT + 1))\"], \"port\": $port, \"host\": \"127.0.0.1\"},"
+  fi
   cat > "$DIR/$name.json" <<JSON
 {
-  "serverLogin": "$name",
+  "serverLogin": "$(server_of "$name")",
   "http": {"host": "127.0.0.1", "port": $(port_of "$name")},
-  "publicUrl": "$(url_of "$name")",
+  "publicUrl": "$(url_of "$(server_of "$name")")",$cluster
   "serverKeyFile": "$(key_file "$name")",
   "egress": {"allowCidrs": ["127.0.0.0/8"]},
   "db": {"host": "$DB_HOST", "port": $DB_PORT, "database": "$(db_of "$name")", "user": "$DB_USER", "password": "${SHINE_DB_PASSWORD:-}"},
@@ -146,8 +159,13 @@ start_servers() {
     [ -f "$(key_file "$name")" ] || java -jar "$server_jar" keygen --out "$(key_file "$name")" >/dev/null
   done
   for name in $(servers_of "$topology"); do
-    psql_admin -qc "DROP DATABASE IF EXISTS $(db_of "$name") WITH (FORCE)" >&2
-    psql_admin -qc "CREATE DATABASE $(db_of "$name")" >&2
+    if [ "$name" = s1b ]; then
+      # node b joins once node a has made the shared database's schema
+      wait_until_healthy s1 "$(port_of s1)" "$DIR/s1.pid" "$DIR/s1.log"
+    else
+      psql_admin -qc "DROP DATABASE IF EXISTS $(db_of "$name") WITH (FORCE)" >&2
+      psql_admin -qc "CREATE DATABASE $(db_of "$name")" >&2
+    fi
     write_config "$name" "$topology"
     # the server's log starts afresh with each start, so the session lines below are this start's
     nohup java $(server_opts) -jar "$server_jar" server --config "$DIR/$name.json" > "$DIR/$name.log" 2>&1 &
@@ -159,6 +177,9 @@ start_servers() {
   done
   [ "$topology" = four ] && wait_server_sessions "$DIR" s1 s2 s3 s4
   [ "$topology" = pair ] && wait_server_sessions "$DIR" s1 s3
+  if [ "$topology" = cluster ] && ! grep -q "Members {size:2" "$DIR/s1b.log"; then
+    log "warning: node b's log does not show a two-member cluster"
+  fi
   log "servers up: $(for n in $(servers_of "$topology"); do printf '%s (pid %s) ' "$n" "$(pid_of "$n")"; done)"
 }
 
@@ -221,8 +242,10 @@ bench_args() {
   if [ "$topology" = four ]; then
     args+=(--sender-sibling "$(url_of s2)" --recipient-server "$(url_of s3)" --recipient-server "$(url_of s4)")
   fi
+  [ "$topology" = cluster ] && args+=(--recipient-node "$(url_of s1b)")
   for name in $(servers_of "$topology"); do
-    args+=(--server-pid "$name=$(pid_of "$name")" --db-name "$(db_of "$name")")
+    args+=(--server-pid "$name=$(pid_of "$name")")
+    [ "$name" = s1b ] || args+=(--db-name "$(db_of "$name")")
   done
   printf '%s\n' "${args[@]}"
 }

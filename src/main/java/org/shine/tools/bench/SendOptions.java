@@ -37,7 +37,8 @@ final class SendOptions {
   String tag;
 
   @Option(names = "--recipients", defaultValue = "online", paramLabel = "online|offline",
-      description = "each recipient holds a live session on the first --recipient-server, or on --server")
+      description = "each recipient holds a live session on --recipient-node, the first --recipient-server, or"
+          + " --server")
   String recipients;
 
   @Option(names = "--free-on", paramLabel = "arrival|answer",
@@ -56,6 +57,11 @@ final class SendOptions {
   @Option(names = "--recipient-server", paramLabel = "URL",
       description = "recipients live on this server instead (once or twice: federated)")
   List<String> recipientServers = new ArrayList<>();
+
+  @Option(names = "--recipient-node", paramLabel = "URL",
+      description = "recipients' sessions on this node of their first server instead (another node of a cluster:"
+          + " their cards still name the server's own address)")
+  String recipientNode;
 
   @Option(names = "--sender-sibling", paramLabel = "URL",
       description = "senders have this second server too (pairs are forwarded and synced)")

@@ -8,7 +8,7 @@ import org.shine.server.cli.CliFailure;
 record SendSettings(String url, List<String> recipientUrls, String senderSibling, int clients, long rate,
     int seconds, int warmup, int window, int body, String tag, boolean offerCompression, boolean recipientsOnline,
     boolean freeOnArrival, long slotTimeoutMs, int graceS, List<String> serverPids, List<String> dbNames,
-    boolean metrics, String scenario, long floodRate, boolean floodAnswers, String floodHost) {
+    boolean metrics, String scenario, long floodRate, boolean floodAnswers, String floodHost, String recipientNode) {
   /** A server's default per-user write rate (limits.sendsPerUserPerS): no sender can be accepted faster. */
   private static final int SENDS_PER_USER_PER_S = 200;
 
@@ -30,7 +30,7 @@ record SendSettings(String url, List<String> recipientUrls, String senderSibling
         options.body, options.tag != null ? options.tag : Long.toString(System.currentTimeMillis() % 1_000_000, 36),
         compression.equals("offer"), online, freeOn.equals("arrival"), options.slotTimeoutMs, options.grace,
         List.copyOf(options.serverPids), List.copyOf(options.dbNames), metrics.equals("on"), options.scenario,
-        options.floodRate, options.floodPeer.equals("answering"), options.floodHost);
+        options.floodRate, options.floodPeer.equals("answering"), options.floodHost, options.recipientNode);
     requireOneOf("flood-peer", options.floodPeer, "tarpit", "answering");
     if (options.floodRate < 0 || !options.floodHost.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}")) {
       throw CliFailure.usage("--flood-rate must not be negative and --flood-host must be a 127.x.y.z address"
@@ -51,6 +51,9 @@ record SendSettings(String url, List<String> recipientUrls, String senderSibling
   }
 
   String recipientSessionUrl() {
+    if (recipientNode != null) {
+      return recipientNode;
+    }
     return recipientUrls.isEmpty() ? url : recipientUrls.get(0);
   }
 
