@@ -24,6 +24,7 @@ public final class MicroBatcher<I, O> {
   private final int maxBatchSize;
   private final int maxConcurrentBatches;
   private final int queueCapacity;
+  private final int extraBatchAt;
   private final ArrayDeque<Pending<I, O>> queue = new ArrayDeque<>();
   private int running;
 
@@ -33,11 +34,25 @@ public final class MicroBatcher<I, O> {
    */
   public MicroBatcher(Function<List<I>, Future<List<O>>> batchFunction, Function<I, Object> keyOf,
       int maxBatchSize, int maxConcurrentBatches, int queueCapacity) {
+    this(batchFunction, keyOf, maxBatchSize, maxConcurrentBatches, queueCapacity, 1);
+  }
+
+  /**
+   * As above; a batch beyond the first running one starts only when at least {@code extraBatchAt} items wait: below
+   * that the waiting items go together when the running batch ends (one transaction for what arrived during it,
+   * not one each), above it the extra slots carry the load.
+   */
+  public MicroBatcher(Function<List<I>, Future<List<O>>> batchFunction, Function<I, Object> keyOf,
+      int maxBatchSize, int maxConcurrentBatches, int queueCapacity, int extraBatchAt) {
+    if (extraBatchAt < 1) {
+      throw new IllegalArgumentException("extraBatchAt must be at least 1: " + extraBatchAt);
+    }
     this.batchFunction = Objects.requireNonNull(batchFunction);
     this.keyOf = Objects.requireNonNull(keyOf);
     this.maxBatchSize = maxBatchSize;
     this.maxConcurrentBatches = maxConcurrentBatches;
     this.queueCapacity = queueCapacity;
+    this.extraBatchAt = extraBatchAt;
   }
 
   /**
@@ -60,7 +75,7 @@ public final class MicroBatcher<I, O> {
   }
 
   private void drain() {
-    while (running < maxConcurrentBatches && !queue.isEmpty()) {
+    while (running < maxConcurrentBatches && !queue.isEmpty() && (running == 0 || queue.size() >= extraBatchAt)) {
       List<Pending<I, O>> batch = takeBatch();
       running++;
       run(batch).onComplete(ar -> {

@@ -181,6 +181,46 @@ class MicroBatcherTest {
   }
 
   @Test
+  @DisplayName("with extraBatchAt, a second batch starts beside a running one only once that many items wait;"
+      + " fewer leave together when the running batch ends")
+  void extraBatchesOnlyForAQueue(VertxTestContext test) {
+    MicroBatcher<String, String> batcher =
+        new MicroBatcher<>(batches, item -> item, 16, 4, 100, 3);
+    List<Future<String>> futures = new ArrayList<>();
+
+    steps(test,
+        () -> {
+          futures.add(batcher.submit("a"));
+          // GIVEN a running batch WHEN two more arrive THEN they wait, though three slots are free
+          futures.add(batcher.submit("b"));
+          futures.add(batcher.submit("c"));
+          assertThat(batches.batchItems()).containsExactly(List.of("a"));
+          assertThat(batcher.queued()).isEqualTo(2);
+          // WHEN a third arrives THEN the three leave as a second batch beside the first
+          futures.add(batcher.submit("d"));
+          assertThat(batches.batchItems()).containsExactly(List.of("a"), List.of("b", "c", "d"));
+          assertThat(batcher.queued()).isZero();
+          futures.add(batcher.submit("e"));
+          assertThat(batcher.queued()).isEqualTo(1);
+        },
+        () -> batches.calls.get(0).succeed(),
+        () -> {
+          // a slot freed with one batch still running: one waiting item is below the threshold and waits
+          assertThat(batches.calls).hasSize(2);
+          batches.calls.get(1).succeed();
+        },
+        () -> {
+          // nothing runs: the waiting item leaves at once
+          assertThat(batches.batchItems()).last().isEqualTo(List.of("e"));
+          batches.answerAllPending();
+        },
+        () -> {
+          assertThat(futures).extracting(Future::result).containsExactly("A", "B", "C", "D", "E");
+          assertThat(batches.maxRunning).isEqualTo(2);
+        });
+  }
+
+  @Test
   @DisplayName("a batch never holds more than maxBatchSize items; the rest wait for the following batches")
   void batchSizeIsCapped(VertxTestContext test) {
     MicroBatcher<String, String> batcher = batcher(2, 1, 100);
