@@ -30,13 +30,6 @@ import org.shine.server.protocol.ProtocolException;
 final class CopyStore {
   private static final int MAX_BATCH = 128;
   private static final int CONCURRENT_BATCHES = 4;
-  /**
-   * A write transaction beside a running one only for a queue of this many (issue 18, group small transactions):
-   * below it, what arrives during a store leaves with the next one. Federated traffic (S2) arrives a few pairs per
-   * store: four stores at once committed ~3 pairs each, one at a time commits what came meanwhile (S2 warm 264–292
-   * → 439 pairs/s, PostgreSQL 2.8–3.0 → 1.6 ms a pair); a saturated server (S1) still fills every slot.
-   */
-  private static final int EXTRA_WRITE_BATCH_AT = MAX_BATCH / 8;
   private final DmRepository messages;
   private final Clock clock;
   private final SignatureVerifier verifier;
@@ -49,9 +42,10 @@ final class CopyStore {
     this.clock = Objects.requireNonNull(clock);
     this.verifier = Objects.requireNonNull(verifier);
     this.signers = Objects.requireNonNull(signers);
-    this.lookups = new MicroBatcher<>(this::lookupBatch, key -> key, MAX_BATCH, CONCURRENT_BATCHES, queueCapacity);
+    this.lookups = new MicroBatcher<>(this::lookupBatch, key -> key, MAX_BATCH, CONCURRENT_BATCHES, queueCapacity,
+        MicroBatcher.QUEUE_FOR_EXTRA_BATCH);
     this.writes = new MicroBatcher<>(this::writeBatch, copies -> copies.get(0).key().baseKey(), MAX_BATCH,
-        CONCURRENT_BATCHES, queueCapacity, EXTRA_WRITE_BATCH_AT);
+        CONCURRENT_BATCHES, queueCapacity, MicroBatcher.QUEUE_FOR_EXTRA_BATCH);
   }
 
   /**
