@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
@@ -134,6 +135,9 @@ public final class ShineMetrics {
         .description("Hub events not acknowledged yet (sampled)").register(registry);
   }
 
+  /** The SQL client's in-flight gauge, made once per database connection by Vert.x (see {@link #forNode}). */
+  private static final String SQL_CLIENT_PENDING = "vertx.sql.processing.pending";
+
   /**
    * The meters of one node of server {@code serverLogin} ({@code metrics.enabled}): on its own registry, or none
    * when disabled.
@@ -143,6 +147,10 @@ public final class ShineMetrics {
       return disabled();
     }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    // Vert.x makes the SQL client's meters once per database connection, all with the same name and labels: the
+    // timers and counters are shared, but the in-flight gauge of every connection after the first is refused with a
+    // warning at each start, and the one kept counts one connection only. Pools have their own (vertx_pool_*).
+    registry.config().meterFilter(MeterFilter.denyNameStartsWith(SQL_CLIENT_PENDING));
     return new ShineMetrics(registry, registry, "shine-" + serverLogin + "-" + NODES.incrementAndGet());
   }
 
