@@ -170,22 +170,16 @@ final class PairIntake {
       }
       return Future.succeededFuture(stored);
     }
-    // seed §4 step 7: a newly stored pair goes to the sender's sibling after the first attempt
-    ForwardRequest forward = stored.written() ? new ForwardRequest(pair.from(), pair.baseKey(), pair.revision(),
-        pair.incoming().bytes(), pair.outgoing().bytes(), false) : null;
-    if (!stored.written()) {
-      // the sender sends again what is stored here: whoever stored it may have died before its forward
-      attempts.forward(new ForwardRequest(pair.from(), pair.baseKey(), pair.revision(), pair.incoming().bytes(),
-          pair.outgoing().bytes(), true));
-    }
+    // seed §4 step 7: a newly stored pair goes to the sender's sibling after the first attempt; a repeat (the sender
+    // sends again what is stored here) only while the sibling is owed it: whoever stored it may have died before
+    ForwardRequest forward = new ForwardRequest(pair.from(), pair.baseKey(), pair.revision(), pair.incoming().bytes(),
+        pair.outgoing().bytes(), !stored.written());
     Future<DeliveryState> state;
     if (stored.firstAttempt() != null) {
       // the users just read go with the attempt, so the engine does not read them again
       state = attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), false, forward, author, recipient));
     } else {
-      if (forward != null) {
-        attempts.forward(forward);
-      }
+      attempts.forward(forward);
       state = Future.succeededFuture(stored.state());
     }
     if (stored.written()) {
