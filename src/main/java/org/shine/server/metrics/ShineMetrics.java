@@ -19,6 +19,7 @@ import io.vertx.micrometer.VertxPrometheusOptions;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -135,8 +136,17 @@ public final class ShineMetrics {
         .description("Hub events not acknowledged yet (sampled)").register(registry);
   }
 
-  /** The SQL client's in-flight gauge, made once per database connection by Vert.x (see {@link #forNode}). */
-  private static final String SQL_CLIENT_PENDING = "vertx.sql.processing.pending";
+  /**
+   * Gauges Vert.x makes once per database connection (the SQL client's in-flight count), once per event-bus address
+   * (the handler count and the pending messages, whose address label is off here) or once per HTTP server or client
+   * instance (open connections and requests; shine_ws_sessions counts the sessions, shine_peer_* the peers) under one
+   * name: see {@link #forNode}.
+   */
+  private static final List<String> GAUGES_MADE_PER_INSTANCE = List.of("vertx.sql.processing.pending",
+      "vertx.eventbus.handlers", "vertx.eventbus.pending", "vertx.http.server.active.connections",
+      "vertx.http.server.active.ws.connections", "vertx.http.server.active.requests",
+      "vertx.http.client.active.connections", "vertx.http.client.active.ws.connections",
+      "vertx.http.client.active.requests", "vertx.http.client.queue.pending");
 
   /**
    * The meters of one node of server {@code serverLogin} ({@code metrics.enabled}): on its own registry, or none
@@ -147,10 +157,11 @@ public final class ShineMetrics {
       return disabled();
     }
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    // Vert.x makes the SQL client's meters once per database connection, all with the same name and labels: the
-    // timers and counters are shared, but the in-flight gauge of every connection after the first is refused with a
-    // warning at each start, and the one kept counts one connection only. Pools have their own (vertx_pool_*).
-    registry.config().meterFilter(MeterFilter.denyNameStartsWith(SQL_CLIENT_PENDING));
+    // Vert.x makes the SQL client's meters once per database connection, the event bus's gauges once per address and
+    // the HTTP servers' and clients' once per instance, each under one name and one set of labels: timers and
+    // counters are shared, but every gauge after the first is refused with a warning at each start, and the one kept
+    // counts one instance only. Pools have meters of their own (vertx_pool_*), the event bus its message counters.
+    registry.config().meterFilter(MeterFilter.deny(id -> GAUGES_MADE_PER_INSTANCE.contains(id.getName())));
     return new ShineMetrics(registry, registry, "shine-" + serverLogin + "-" + NODES.incrementAndGet());
   }
 

@@ -53,7 +53,9 @@ class QuietStartIT {
       String text = Scrape.of(servers[0]).text();
       // the SQL client's meters are made once per database connection: its in-flight gauge is not kept
       assertThat(text).contains("vertx_pool_queue_pending").doesNotContain("vertx_net_client")
-          .doesNotContain("vertx_sql_processing_pending").contains("vertx_sql_processing_time_seconds_count");
+          .doesNotContain("vertx_sql_processing_pending").contains("vertx_sql_processing_time_seconds_count")
+          .doesNotContain("vertx_eventbus_handlers").doesNotContain("vertx_eventbus_pending")
+          .contains("vertx_eventbus_sent_total");
       assertThat(events.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN))
           .map(e -> e.getLoggerName() + ": " + e.getFormattedMessage())).isEmpty();
     } finally {
