@@ -20,11 +20,10 @@ import java.util.function.Function;
  */
 public final class MicroBatcher<I, O> {
   /**
-   * The queue for which the statements of the delivery path start a batch beside a running one (issue 18, group
-   * small transactions): below it, what arrives during a statement leaves with the next one. Federated traffic
-   * arrives a few items per statement, so several statements at once each carried ~3 items; one at a time carries
-   * what came meanwhile (S2 warm 264–292 → 517–621 pairs/s, PostgreSQL 2.8–3.0 → 1.2–1.3 ms a pair), and a
-   * saturated server (S1) still fills every slot.
+   * The queue for which a batch starts beside a running one (issue 18, group small transactions): below it, what
+   * arrives during a statement leaves with the next one. Federated traffic arrives a few items per statement, so
+   * several statements at once each carried ~3 items; one at a time carries what came meanwhile (S2 warm 264–292 →
+   * 517–621 pairs/s, PostgreSQL 2.8–3.0 → 1.2–1.3 ms a pair), and a saturated server (S1) still fills every slot.
    */
   public static final int QUEUE_FOR_EXTRA_BATCH = 16;
   private final Function<List<I>, Future<List<O>>> batchFunction;
@@ -37,18 +36,20 @@ public final class MicroBatcher<I, O> {
   private int running;
 
   /**
+   * A batcher whose batch beside a running one starts only for a queue of {@link #QUEUE_FOR_EXTRA_BATCH}.
+   *
    * @param batchFunction runs one batch and answers one output per input, in order
    * @param keyOf         the identity that must be unique within a batch
    */
   public MicroBatcher(Function<List<I>, Future<List<O>>> batchFunction, Function<I, Object> keyOf,
       int maxBatchSize, int maxConcurrentBatches, int queueCapacity) {
-    this(batchFunction, keyOf, maxBatchSize, maxConcurrentBatches, queueCapacity, 1);
+    this(batchFunction, keyOf, maxBatchSize, maxConcurrentBatches, queueCapacity, QUEUE_FOR_EXTRA_BATCH);
   }
 
   /**
    * As above; a batch beyond the first running one starts only when at least {@code extraBatchAt} items wait: below
    * that the waiting items go together when the running batch ends (one transaction for what arrived during it,
-   * not one each), above it the extra slots carry the load.
+   * not one each), above it the extra slots carry the load. 1: every free slot starts a batch at once.
    */
   public MicroBatcher(Function<List<I>, Future<List<O>>> batchFunction, Function<I, Object> keyOf,
       int maxBatchSize, int maxConcurrentBatches, int queueCapacity, int extraBatchAt) {

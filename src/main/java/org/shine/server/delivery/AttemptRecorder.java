@@ -45,7 +45,7 @@ final class AttemptRecorder {
     this.schedule = Objects.requireNonNull(schedule);
     // every result comes from an attempt that still holds its slot, so this queue never overflows
     this.results = new MicroBatcher<>(this::recordBatch, AttemptResult::key, MAX_BATCH, CONCURRENT_BATCHES,
-        capacity, MicroBatcher.QUEUE_FOR_EXTRA_BATCH);
+        capacity);
   }
 
   /** Records the outcome of {@code task}; completes with the state stored. */

@@ -42,10 +42,9 @@ final class CopyStore {
     this.clock = Objects.requireNonNull(clock);
     this.verifier = Objects.requireNonNull(verifier);
     this.signers = Objects.requireNonNull(signers);
-    this.lookups = new MicroBatcher<>(this::lookupBatch, key -> key, MAX_BATCH, CONCURRENT_BATCHES, queueCapacity,
-        MicroBatcher.QUEUE_FOR_EXTRA_BATCH);
+    this.lookups = new MicroBatcher<>(this::lookupBatch, key -> key, MAX_BATCH, CONCURRENT_BATCHES, queueCapacity);
     this.writes = new MicroBatcher<>(this::writeBatch, copies -> copies.get(0).key().baseKey(), MAX_BATCH,
-        CONCURRENT_BATCHES, queueCapacity, MicroBatcher.QUEUE_FOR_EXTRA_BATCH);
+        CONCURRENT_BATCHES, queueCapacity);
   }
 
   /**

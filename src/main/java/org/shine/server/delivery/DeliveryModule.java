@@ -63,7 +63,6 @@ final class DeliveryModule {
   private static MicroBatcher<HeldItem, Boolean> bookkeeping(Function<List<HeldItem>, Future<Integer>> statement,
       int queueCapacity) {
     return new MicroBatcher<>(batch -> statement.apply(batch).map(n -> batch.stream().map(item -> Boolean.TRUE)
-        .toList()), item -> item, MARK_BATCH, CONCURRENT_MARKS, queueCapacity,
-        MicroBatcher.QUEUE_FOR_EXTRA_BATCH);
+        .toList()), item -> item, MARK_BATCH, CONCURRENT_MARKS, queueCapacity);
   }
 }

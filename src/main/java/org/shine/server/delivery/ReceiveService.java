@@ -47,8 +47,7 @@ public final class ReceiveService {
     this.siblingHas = Objects.requireNonNull(siblingHas);
     this.statuses = new MicroBatcher<>(keys -> deliveries.statuses(keys)
         .map(found -> keys.stream().map(key -> Optional.ofNullable(found.get(key))).toList()), key -> key,
-        STATUS_BATCH, CONCURRENT_STATUS_BATCHES, config.delivery().queueCapacity(),
-        MicroBatcher.QUEUE_FOR_EXTRA_BATCH);
+        STATUS_BATCH, CONCURRENT_STATUS_BATCHES, config.delivery().queueCapacity());
   }
 
   /** Stores a recipient's copy (or a receipt or tombstone); answers its messageKey. */

@@ -114,8 +114,9 @@ class MicroBatcherTest {
     }
   }
 
+  /** A batcher whose every free slot starts a batch at once (extraBatchAt 1). */
   private MicroBatcher<String, String> batcher(int maxBatchSize, int maxConcurrentBatches, int queueCapacity) {
-    return new MicroBatcher<>(batches, item -> item, maxBatchSize, maxConcurrentBatches, queueCapacity);
+    return new MicroBatcher<>(batches, item -> item, maxBatchSize, maxConcurrentBatches, queueCapacity, 1);
   }
 
   /** Runs each step as a separate task on the test's context, in order, then completes the test. */
@@ -314,7 +315,8 @@ class MicroBatcherTest {
   @DisplayName("under a sustained load, concurrency, batch size and key uniqueness all hold and every item completes once")
   void sustainedLoad(VertxTestContext test) {
     // every call is answered on a later task of the same event loop, as a database client would
-    MicroBatcher<String, String> batcher = new MicroBatcher<>(batches, item -> item.split("-")[0], 8, 3, 1000);
+    MicroBatcher<String, String> batcher = new MicroBatcher<>(batches, item -> item.split("-")[0], 8, 3, 1000,
+        1);
     List<String> items = new ArrayList<>();
     for (int i = 0; i < 200; i++) {
       items.add("k" + (i % 11) + "-" + i);
