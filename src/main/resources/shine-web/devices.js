@@ -247,7 +247,7 @@ export async function recoverAccount(recoveryKeyText, login) {
     card.epoch += 1;
     const earlier = card.keys.map((k) => k.publicKeyB64);
     card.keys = [{ publicKeyB64: device.publicKeyB64, label: browserLabel(navigator.userAgent) }];
-    card.revokedKeysB64 = [...(card.revokedKeysB64 || []), ...earlier.filter((k) => !card.revokedKeysB64?.includes(k))];
+    card.revokedKeysB64 = [...(card.revokedKeysB64 || []), ...earlier];
     card.encryptionKeyB64 = key.publicKeyB64;
   }, recovery);
   return withEncryptionKeys(device, [key]);
