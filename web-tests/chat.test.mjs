@@ -625,6 +625,21 @@ async function openChatWith(page, peer) {
   await page.getByRole('heading', { name: peer }).waitFor({ timeout: WAIT });
 }
 
+/**
+ * Approves a new device's `text` under "Devices" on `page` and waits for the words `done`; a refusal fails at once,
+ * with the page's own error.
+ */
+async function approveIn(page, text, done) {
+  await page.getByRole('button', { name: 'Devices' }).click();
+  await page.getByLabel('Paste the text the new device shows').fill(text);
+  await page.getByRole('button', { name: 'Approve' }).click();
+  const error = page.locator('#devices-error');
+  await page.getByText(done).or(error.filter({ hasText: /\S/ })).first().waitFor({ timeout: WAIT });
+  assert.equal((await error.textContent()).trim(), '', 'the approval was refused');
+  await page.getByText(done).waitFor({ timeout: WAIT });
+  await page.getByRole('button', { name: 'Close' }).click();
+}
+
 test('a second device added by the text route reads the same history; a revoked device is signed out; a peer '
   + 'with a v1 card is "not end-to-end encrypted"; a new browser takes the login back with the recovery '
   + 'key', async () => {
@@ -658,11 +673,7 @@ test('a second device added by the text route reads the same history; a revoked 
   await shot(d2, 'add-device-waiting');
 
   // dave approves it on his first device
-  await d1.getByRole('button', { name: 'Devices' }).click();
-  await d1.getByLabel('Paste the text the new device shows').fill(request);
-  await d1.getByRole('button', { name: 'Approve' }).click();
-  await d1.getByText(/^Added /).waitFor({ timeout: WAIT });
-  await d1.getByRole('button', { name: 'Close' }).click();
+  await approveIn(d1, request, /^Added /);
 
   // the new browser signs in by itself and reads the history written before it was added
   await d2.getByText('Signed in as dave').waitFor({ timeout: WAIT });
@@ -687,12 +698,10 @@ test('a second device added by the text route reads the same history; a revoked 
   const d3 = await newPage(thirdContext, 's1');
   await d3.getByLabel('Login', { exact: true }).fill('dave');
   await d3.getByRole('button', { name: 'Add this browser to an existing account' }).click();
+  // the text is there once the section shows (the hidden textarea is empty until the keys are made)
+  await d3.getByRole('heading', { name: 'Waiting for approval' }).waitFor({ timeout: WAIT });
   const thirdRequest = await d3.getByLabel('This browser\'s keys').inputValue();
-  await d1.getByRole('button', { name: 'Devices' }).click();
-  await d1.getByLabel('Paste the text the new device shows').fill(thirdRequest);
-  await d1.getByRole('button', { name: 'Approve' }).click();
-  await d1.getByText(/^Added /).waitFor({ timeout: WAIT });
-  await d1.getByRole('button', { name: 'Close' }).click();
+  await approveIn(d1, thirdRequest, /^Added /);
   await d3.getByText('Signed in as dave').waitFor({ timeout: WAIT });
 
   // dave revokes the second one from his first device: it is signed out, with words that say why
@@ -728,11 +737,7 @@ test('a second device added by the text route reads the same history; a revoked 
   await shot(d3, 'keys-needed');
   const cardVersion = () => federation.sql('s1', 'SELECT version FROM user_card WHERE login = \'dave\'').trim();
   const versionBefore = cardVersion();
-  await d1.getByRole('button', { name: 'Devices' }).click();
-  await d1.getByLabel('Paste the text the new device shows').fill(keysText);
-  await d1.getByRole('button', { name: 'Approve' }).click();
-  await d1.getByText(/^Handed your encryption keys to /).waitFor({ timeout: WAIT });
-  await d1.getByRole('button', { name: 'Close' }).click();
+  await approveIn(d1, keysText, /^Handed your encryption keys to /);
   assert.equal(cardVersion(), versionBefore, 'handing keys over publishes no card');
   await d3.getByText('This device has your new encryption key').waitFor({ timeout: WAIT });
   assert.equal(await d3.locator('#keys-needed').isHidden(), true);
