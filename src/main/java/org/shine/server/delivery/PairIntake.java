@@ -14,6 +14,7 @@ import org.shine.server.model.CopyWrite;
 import org.shine.server.model.DeliveryPlan;
 import org.shine.server.model.DeliveryState;
 import org.shine.server.model.StoredUser;
+import org.shine.server.model.UserCard;
 import org.shine.server.protocol.ProtocolErrors;
 
 /**
@@ -125,8 +126,10 @@ final class PairIntake {
       }
       if (recipientCopyHere) {
         // the recipient's copy of a pair is new to the recipient's sibling too: its outbox item is not synced
+        boolean synced = !pair && plan.synced();
         both.add(CopyWrite.incoming(recipientCopy, incoming.from(), incoming.createdAtMs(), incoming.revision(),
-            incoming.bytes(), !pair && plan.synced(), events.incomingEntry(incoming.to(), incoming)));
+            incoming.bytes(), synced, events.incomingEntry(incoming.to(), incoming),
+            synced ? 0 : copyHold(arrival.source(), recipient)));
       }
       return both;
     };
@@ -187,6 +190,24 @@ final class PairIntake {
       state.onSuccess(s -> events.pushOutgoing(pair.outgoing(), s, arrival.sessionId()));
     }
     return state.map(stored::withState);
+  }
+
+  /**
+   * When sync may offer a recipient's copy to the recipient's other server (0: at once). The sender's server hands a
+   * copy to both of the recipient's servers (seed §5), so both usually store it and each would owe it to the other;
+   * offered by both at once, it would cross the sync both ways, each side's ACK meeting the other's mark on the same
+   * rows. So of two servers that got it from a delivery, the one whose serverLogin sorts first offers it at once and
+   * the other holds its row for two sync periods: the other's next pull finds the copy here, ACKs it and drops its own
+   * held row (the sibling-has mark). A copy the first server lacks is offered by the second when its hold ends.
+   */
+  private long copyHold(IntakeSource source, StoredUser recipient) {
+    String here = config.serverLogin();
+    if (source != IntakeSource.RECIPIENT_DELIVERY) {
+      return 0;
+    }
+    boolean holds = recipient.routes().stream().map(UserCard.Route::serverLogin)
+        .anyMatch(other -> !other.equals(here) && other.compareTo(here) < 0);
+    return holds ? clock.millis() + 2 * config.sync().periodMs() : 0;
   }
 
   /** A pair's delivery row ({@code row}, null for a copy alone), whether it is synced, and a held attempt place. */

@@ -110,12 +110,13 @@ class SyncIT {
   @DisplayName("a copy both recipient servers stored crosses the sync at most once: the puller that finds it stored"
       + " ACKs it and owes it back to nobody (issue 18, no work twice)")
   void copyHeldByBothIsOwedByNeither(Vertx vertx) {
-    // s4 pulls on start only; s3 pulls every 200 ms: only s3's pulls can settle what either owes the other
+    // s3 pulls on start only; s4 pulls every 200 ms: only s4's pulls can settle what either owes the other (s3 offers
+    // its copies at once, s4 holds its own: copyOfBothIsOfferedByTheFirstServerOnly)
     world.sites("s1", "s3", "s4");
     TestServer s1 = world.server("s1");
-    TestServer s3 = world.server("s3");
-    TestServer s4 = world.server("s4", TestServer.merge(TestServer.json(FAST),
+    TestServer s3 = world.server("s3", TestServer.merge(TestServer.json(FAST),
         TestServer.json("{\"sync\":{\"periodMs\":600000}}")));
+    TestServer s4 = world.server("s4");
     world.awaitSessions(s1, s3, s4);
     TestUser alice = world.user("alice", TestWorld.routes(s1), s1, s3, s4);
     TestUser bob = world.user("bob", TestWorld.routes(s3, s4), s1, s3, s4);
@@ -136,7 +137,87 @@ class SyncIT {
     assertThat(sql3.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login())).isEqualTo(20);
     assertThat(sql4.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login())).isEqualTo(20);
     assertThat(sql3.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", bob.login()))
-        .as("what s4 has is recorded as synced on s3 too").isZero();
+        .as("s4's ACKs recorded on s3 that s4 has them").isZero();
+    assertThat(sql4.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND NOT synced", bob.login()))
+        .as("s4 found them stored and marked its own synced").isZero();
+  }
+
+  @Test
+  @DisplayName("a copy both recipient servers got by delivery is offered by the first in serverLogin order only: the"
+      + " other holds its rows for two sync periods, so the copy never crosses both ways (issue 18)")
+  void copyOfBothIsOfferedByTheFirstServerOnly(Vertx vertx) {
+    // s4 (after s3 in order) pulls on start only: its held rows wait 20 minutes for a pull that does not come
+    world.sites("s1", "s3", "s4");
+    TestServer s1 = world.server("s1");
+    TestServer s3 = world.server("s3");
+    TestServer s4 = world.server("s4", TestServer.merge(TestServer.json(FAST),
+        TestServer.json("{\"sync\":{\"periodMs\":600000}}")));
+    world.awaitSessions(s1, s3, s4);
+    TestUser alice = world.user("alice", TestWorld.routes(s1), s1, s3, s4);
+    TestUser bob = world.user("bob", TestWorld.routes(s3, s4), s1, s3, s4);
+    ShineClient session = world.session(alice, s1);
+    for (int i = 0; i < 20; i++) {
+      assertThat(session.sendPair(alice.pairTo(bob, "to both " + i)).await().path("deliveryState").asText())
+          .isEqualTo("delivered");
+    }
+    Sql sql3 = world.sql(s3);
+    Sql sql4 = world.sql(s4);
+    Eventually.until("s3 and s4 hold bob's 20 copies", 30_000,
+        () -> sql3.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 20
+            && sql4.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 20);
+
+    // WHEN s3 has pulled from s4 twice since (a setting written on s4 reaches s3, in the run's settings pages)
+    TestUser probe = world.user(TestWorld.unique("probe"), s3, s4);
+    ShineClient onS4 = world.session(probe, s4);
+    ShineClient onS3 = world.session(probe, s3);
+    for (int round = 0; round < 3; round++) {
+      String value = TestWorld.unique("round");
+      onS4.request("SetUserSetting", ShineClient.object().put("key", "probe").put("value", value)).await();
+      Eventually.until("a setting written on s4 reaches s3", 30_000,
+          () -> value.equals(onS3.allSettings().await().path("probe").asText(null)));
+    }
+
+    // THEN s4 offered s3 nothing (its rows wait, held), and s3 offers its own at once
+    long now = System.currentTimeMillis();
+    assertThat(sql4.count("SELECT count(*) FROM sync_queue WHERE owner = $1 AND sibling = 's3'"
+        + " AND visible_at_ms > $2", bob.login(), now)).isEqualTo(20);
+    assertThat(sql3.count("SELECT count(*) FROM sync_queue WHERE owner = $1 AND sibling = 's4'"
+        + " AND visible_at_ms = 0", bob.login())).isEqualTo(20);
+    assertThat(sql3.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND synced", bob.login()))
+        .as("s3 did not pull s4's copies (it would have marked its own synced)").isZero();
+  }
+
+  @Test
+  @DisplayName("a copy the first recipient server missed reaches it from the other once the hold ends")
+  void copyTheFirstServerMissedComesAfterTheHold(Vertx vertx) {
+    world.sites("s1", "s3", "s4");
+    TestServer s1 = world.server("s1");
+    TestServer s3 = world.server("s3");
+    TestServer s4 = world.server("s4");
+    world.awaitSessions(s1, s3, s4);
+    TestUser alice = world.user("alice", TestWorld.routes(s1), s1, s3, s4);
+    TestUser bob = world.user("bob", TestWorld.routes(s3, s4), s1, s3, s4);
+    // GIVEN s3 is down while alice sends: only s4 gets the copies, and holds its rows
+    s3.close();
+    ShineClient session = world.session(alice, s1);
+    for (int i = 0; i < 5; i++) {
+      assertThat(session.sendPair(alice.pairTo(bob, "while s3 is out " + i)).await().path("deliveryState").asText())
+          .isEqualTo("delivered");
+    }
+    Sql sql4 = world.sql(s4);
+    assertThat(sql4.count("SELECT count(*) FROM sync_queue WHERE owner = $1 AND sibling = 's3'"
+        + " AND visible_at_ms > 0", bob.login())).isEqualTo(5);
+
+    // WHEN s3 returns
+    TestServer back = world.restart(s3);
+
+    // THEN it gets them from s4 after the hold, and nothing is owed either way
+    Sql sql3 = world.sql(back);
+    Eventually.until("s3 holds bob's 5 copies", 30_000,
+        () -> sql3.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 5);
+    Eventually.until("neither owes the other bob's copies", 30_000,
+        () -> sql3.count("SELECT count(*) FROM sync_queue WHERE owner = $1", bob.login()) == 0
+            && sql4.count("SELECT count(*) FROM sync_queue WHERE owner = $1", bob.login()) == 0);
   }
 
   @Test
