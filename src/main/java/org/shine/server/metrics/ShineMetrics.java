@@ -52,6 +52,11 @@ public final class ShineMetrics {
   public static final String PEER_UP = "shine.peer.up";
   /** Prometheus: {@code shine_peer_calls_seconds{peer,op,outcome}} (histogram), outcomes from {@link PeerCallOutcome}. */
   public static final String PEER_CALLS = "shine.peer.calls";
+  /**
+   * Prometheus: {@code shine_peer_dials_total{peer,outcome}}: connections this node opened ({@code opened}) or failed
+   * to open ({@code failed}) towards that server: a down peer's reconnect loop counts one {@code failed} a try.
+   */
+  public static final String PEER_DIALS = "shine.peer.dials";
   /** Prometheus: {@code shine_sync_lag_items{sibling}}: unsynced outbox items held for that sibling (sampled). */
   public static final String SYNC_LAG = "shine.sync.lag.items";
   /** Prometheus: {@code shine_sync_quarantined_total{reason}}, reasons from {@link QuarantineReason}. */
@@ -89,6 +94,8 @@ public final class ShineMetrics {
   private final Map<String, Counter> attempts = new ConcurrentHashMap<>();
   /** Timers of {@code shine_peer_calls_seconds} by peer, op and outcome (each label bounded). */
   private final Map<String, Timer> peerCalls = new ConcurrentHashMap<>();
+  /** Counters of {@code shine_peer_dials_total} by peer and outcome. */
+  private final Map<String, Counter> peerDials = new ConcurrentHashMap<>();
   private final Map<SessionKind, AtomicInteger> sessions = new EnumMap<>(SessionKind.class);
   private final Map<String, AtomicInteger> peersUp = new ConcurrentHashMap<>();
   private final Map<String, AtomicLong> syncLag = new ConcurrentHashMap<>();
@@ -255,6 +262,15 @@ public final class ShineMetrics {
           .tag(PEER, name).register(registry);
       return value;
     }).set(up ? 1 : 0);
+  }
+
+  /** This node dialed another server ({@code serverLogin}): the connection {@code opened}, or not. */
+  public void peerDial(String serverLogin, boolean opened) {
+    String peer = servers.of(serverLogin);
+    String outcome = opened ? "opened" : "failed";
+    peerDials.computeIfAbsent(peer + '\n' + outcome, key -> Counter.builder(PEER_DIALS)
+        .description("Connections dialed to other servers, by server and outcome")
+        .tag(PEER, peer).tag(OUTCOME, outcome).register(registry)).increment();
   }
 
   /** One call of {@code op} to another server took {@code nanos} and ended so. */

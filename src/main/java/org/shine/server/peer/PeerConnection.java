@@ -260,6 +260,7 @@ final class PeerConnection {
         .compose(destination -> client.connect(connectOptions(destination))
             .map(ws -> new Connected(ws, destination.allowsSession(insecure))))
         .map(connected -> {
+          metrics.peerDial(serverLogin, true);
           WebSocket ws = connected.ws();
           ws.textMessageHandler(calls::onFrame);
           ws.closeHandler(v -> detach(ws));
@@ -270,6 +271,7 @@ final class PeerConnection {
         .recover(failure -> {
           lastError = "connect failed: " + failure.getMessage();
           metrics.peerUp(serverLogin, false);
+          metrics.peerDial(serverLogin, false);
           if (!down) {
             down = true;
             LOG.info("peer down: calls towards it fail at once until it answers again [url: {}]: {}", url,

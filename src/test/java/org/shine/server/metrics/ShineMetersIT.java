@@ -94,6 +94,7 @@ class ShineMetersIT {
         "outcome", "ok", "peer", "s2")).isEqualTo(1);
     assertThat(after.text()).contains("shine_peer_calls_seconds_bucket{");
     assertThat(after.value("shine_peer_up", "peer", "s2")).isEqualTo(1);
+    assertThat(after.value("shine_peer_dials_total", "peer", "s2", "outcome", "opened")).isGreaterThanOrEqualTo(1);
     assertThat(after.value("shine_ws_sessions", "kind", "client")).isGreaterThanOrEqualTo(1);
     // s1 holds a server session on s2 (its configured peer), logged in as a server
     Eventually.until("s2 counts s1's server session", 10_000,
@@ -119,6 +120,9 @@ class ShineMetersIT {
           "outcome", "not_delivered")).as("attempt " + attempt).isEqualTo(1);
     }
     assertThat(after.value("shine_peer_up", "peer", deadServer)).isZero();
+    assertThat(after.value("shine_peer_dials_total", "peer", deadServer, "outcome", "failed"))
+        .as("the reconnect loop's tries").isGreaterThanOrEqualTo(1);
+    assertThat(after.count("shine_peer_dials_total", "peer", deadServer, "outcome", "opened")).isZero();
     assertThat(delta(before, after, "shine_peer_calls_seconds_count", "op", "ReceiveIncomingMessage",
         "outcome", "unavailable", "peer", deadServer)).isGreaterThanOrEqualTo(5);
     session.close().await();
