@@ -2,7 +2,7 @@
 # The standard benchmark set (issue 9): `bench send` against servers this script starts itself, with live recipient
 # sessions, and a Markdown table of the results written into docs/BENCHMARKS.md (between the bench.sh markers) and
 # printed.
-#   scripts/bench.sh [--runs N] [--seconds S] [--warmup S] [--only S1,S1-offline,S1-open,S2,S2-open,S1-cluster] [--warm]
+#   scripts/bench.sh [--runs N] [--seconds S] [--warmup S] [--only S1,S1-offline,S1-open,S2,S2-open,S1-cluster,S2-dead] [--warm]
 #                    [--keep-db] [--no-write] [--jfr] [--before-jar JAR]
 # Scenarios: 50 senders × 50 recipients, 200-byte bodies, compression offered by every client session.
 #   S1          one server; recipients online on it; closed loop, 10 in flight per sender, slot freed on arrival
@@ -14,6 +14,11 @@
 # S1-cluster (issue 18, only with --only): S1 on s1 run as a two-node cluster (Hazelcast on 127.0.0.1:5951/5952,
 #   SHINE_BENCH_CLUSTER_PORT; one database): senders' sessions and routes on node a (7301), recipients' on node b
 #   (7311), so every push crosses the clustered event bus; compare with S1 run beside it.
+# S2-dead (issue 18, only with --only): S2 in a federation of twenty servers, seven of them dead: s1..s13 run (s5..s13
+#   idle, one database connection each), s14..s20 are configured peers of every one with nothing listening on their
+#   ports (7314..7320); beside the load, SHINE_BENCH_DEAD_RATE (20) pairs/s from ten other senders on s1 go to seven
+#   logins each routed only to one dead server (s1 takes their cards: directory.registration open), so s1's retry
+#   worker and its reconnect loops run all along; compare with S2 run beside it.
 # Abuse scenarios (issue 16; only with --only, written into a section of their own): two servers s1, s3; 10 honest
 # senders on s1 write to recipients online on s3 (routes [s3]) in an open loop of 50 pairs/s, beside
 #   tarpit-none     nothing else
@@ -45,7 +50,10 @@ END_MARK='<!-- bench.sh:end -->'
 PORT_BASE="${SHINE_BENCH_PORT_BASE:-7300}"
 DB_PREFIX="${SHINE_BENCH_DB_PREFIX:-shine_bench}"
 ALL_SCENARIOS=(S1 S1-offline S1-open S2 S2-open)
-SCALE_SCENARIOS=(S1-cluster)
+SCALE_SCENARIOS=(S1-cluster S2-dead)
+# S2-dead: the servers of the twenty-server federation that are down (configured peers with nothing listening)
+DEAD_SERVERS=(s14 s15 s16 s17 s18 s19 s20)
+DEAD_RATE="${SHINE_BENCH_DEAD_RATE:-20}"
 CLUSTER_PORT="${SHINE_BENCH_CLUSTER_PORT:-5951}"
 ABUSE_SCENARIOS=(tarpit-none tarpit tarpit-control)
 ABUSE_BEGIN_MARK='<!-- bench.sh:abuse:begin -->'
@@ -99,9 +107,17 @@ else
   done
 fi
 
-topology_of() { case "$1" in S1-cluster) echo cluster ;; S1*) echo one ;; tarpit*) echo pair ;; *) echo four ;; esac; }
+topology_of() {
+  case "$1" in S1-cluster) echo cluster ;; S1*) echo one ;; tarpit*) echo pair ;; S2-dead) echo twenty ;; *) echo four ;; esac
+}
 # the processes of a topology: s1b is node b of s1 (the same server: its login, key and database)
-servers_of() { case "$1" in one) echo s1 ;; cluster) echo s1 s1b ;; pair) echo s1 s3 ;; four) echo s1 s2 s3 s4 ;; esac; }
+servers_of() {
+  case "$1" in
+    one) echo s1 ;; cluster) echo s1 s1b ;; pair) echo s1 s3 ;; four) echo s1 s2 s3 s4 ;; twenty) seq -f 's%g' 1 13 ;;
+  esac
+}
+# the servers a topology's configs name as peers: its processes and, in twenty, the dead ones (keys, no process)
+members_of() { servers_of "$1"; [ "$1" = twenty ] && printf '%s\n' "${DEAD_SERVERS[@]}"; return 0; }
 is_abuse() { [[ "$1" == tarpit* ]]; }
 server_of() { echo "${1%b}"; }
 port_of() { case "$1" in s1b) echo $((PORT_BASE + 11)) ;; *) echo $((PORT_BASE + ${1#s})) ;; esac; }
@@ -114,8 +130,8 @@ psql_admin() { PGPASSWORD="${SHINE_DB_PASSWORD:-}" psql -h "$DB_HOST" -p "$DB_PO
 # A server of this run: default settings but for its address, database and peers (the other servers of its
 # topology, their keys pinned as scripts/federation.sh does).
 write_config() {
-  local name="$1" topology="$2" peers="" other cluster=""
-  for other in $(servers_of "$topology"); do
+  local name="$1" topology="$2" peers="" other cluster="" extra="" pool=""
+  for other in $(members_of "$topology"); do
     [ "$(server_of "$other")" = "$(server_of "$name")" ] && continue
     peers="$peers${peers:+,}{\"serverLogin\":\"$other\",\"url\":\"$(url_of "$other")\",\"publicKeyB64\":\"$(public_key_of "$other")\"}"
   done
@@ -125,14 +141,23 @@ write_config() {
     cluster="
   \"cluster\": {\"enabled\": true, \"members\": [\"127.0.0.1:$CLUSTER_PORT\", \"127.0.0.1:$((CLUSTER_PORT + 1))\"], \"port\": $port, \"host\": \"127.0.0.1\"},"
   fi
+  # the flood's recipients are routed only to other servers (a tarpit, or dead ones): s1 takes their cards from the bench
+  if [ "$name" = s1 ] && { [ "$topology" = pair ] || [ "$topology" = twenty ]; }; then
+    extra="
+  \"directory\": {\"registration\": \"open\"},"
+  fi
+  # the idle members of the twenty-server federation hold one connection each (PostgreSQL's 100 go round)
+  if [ "$topology" = twenty ] && [ "${name#s}" -gt 4 ]; then
+    pool=", \"poolSize\": 1"
+  fi
   cat > "$DIR/$name.json" <<JSON
 {
   "serverLogin": "$(server_of "$name")",
   "http": {"host": "127.0.0.1", "port": $(port_of "$name")},
-  "publicUrl": "$(url_of "$(server_of "$name")")",$cluster
+  "publicUrl": "$(url_of "$(server_of "$name")")",$cluster$extra
   "serverKeyFile": "$(key_file "$name")",
   "egress": {"allowCidrs": ["127.0.0.0/8"]},
-  "db": {"host": "$DB_HOST", "port": $DB_PORT, "database": "$(db_of "$name")", "user": "$DB_USER", "password": "${SHINE_DB_PASSWORD:-}"},
+  "db": {"host": "$DB_HOST", "port": $DB_PORT, "database": "$(db_of "$name")", "user": "$DB_USER", "password": "${SHINE_DB_PASSWORD:-}"$pool},
   "peers": [$peers]${SHINE_BENCH_CONFIG:+,
   $SHINE_BENCH_CONFIG}
 }
@@ -151,7 +176,7 @@ server_opts() {
 
 start_servers() {
   local topology="$1" name port
-  for name in $(servers_of "$topology"); do
+  for name in $(members_of "$topology"); do
     port=$(port_of "$name")
     if curl -fsS --max-time 5 "http://127.0.0.1:$port/health" >/dev/null 2>&1; then
       die "something already answers on port $port; stop it or set SHINE_BENCH_PORT_BASE"
@@ -175,7 +200,7 @@ start_servers() {
   for name in $(servers_of "$topology"); do
     wait_until_healthy "$name" "$(port_of "$name")" "$DIR/$name.pid" "$DIR/$name.log"
   done
-  [ "$topology" = four ] && wait_server_sessions "$DIR" s1 s2 s3 s4
+  [ "$topology" = four ] || [ "$topology" = twenty ] && wait_server_sessions "$DIR" s1 s2 s3 s4
   [ "$topology" = pair ] && wait_server_sessions "$DIR" s1 s3
   if [ "$topology" = cluster ] && ! grep -q "Members {size:2" "$DIR/s1b.log"; then
     log "warning: node b's log does not show a two-member cluster"
@@ -207,7 +232,7 @@ stop_servers() {
 drop_databases() {
   local name
   [ "$keep_db" = 1 ] && return 0
-  for name in s1 s2 s3 s4; do
+  for name in $(seq -f 's%g' 1 13); do
     psql_admin -qc "DROP DATABASE IF EXISTS $(db_of "$name") WITH (FORCE)" >/dev/null 2>&1 || true
   done
 }
@@ -238,12 +263,17 @@ bench_args() {
     S1-offline) args+=(--recipients offline) ;;
     S1-open) args+=(--rate "${SHINE_BENCH_S1_RATE:-1500}") ;;
     S2-open) args+=(--rate "${SHINE_BENCH_S2_RATE:-500}") ;;
+    S2-dead)
+      args+=(--flood-rate "$DEAD_RATE" --flood-peer dead)
+      for name in "${DEAD_SERVERS[@]}"; do args+=(--dead-route "$name=$(url_of "$name")"); done ;;
   esac
-  if [ "$topology" = four ]; then
+  if [ "$topology" = four ] || [ "$topology" = twenty ]; then
     args+=(--sender-sibling "$(url_of s2)" --recipient-server "$(url_of s3)" --recipient-server "$(url_of s4)")
   fi
   [ "$topology" = cluster ] && args+=(--recipient-node "$(url_of s1b)")
   for name in $(servers_of "$topology"); do
+    # the idle members of twenty count in the load average, not in the table's CPU per pair
+    [ "$topology" = twenty ] && [ "${name#s}" -gt 4 ] && continue
     args+=(--server-pid "$name=$(pid_of "$name")")
     [ "$name" = s1b ] || args+=(--db-name "$(db_of "$name")")
   done
@@ -293,6 +323,9 @@ errors_of() {
   [ -n "$codes" ] && n="$n ($codes)"
   unanswered=$(value unanswered "$1")
   case "$unanswered" in 0|–) ;; *) n="$n; $unanswered never answered" ;; esac
+  if [ "$(value flood_peer "$1")" = dead ]; then
+    n="$n; to dead servers: $(value flood_sent "$1") sent, $(value flood_accepted "$1") accepted"
+  fi
   echo "$n"
 }
 

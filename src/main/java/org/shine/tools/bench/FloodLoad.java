@@ -22,9 +22,11 @@ import org.shine.server.dm.KeyFile;
 /**
  * {@code bench send --flood-rate R}: beside the measured load, an open loop of R pairs/s from flood senders on the
  * senders' server to one login whose only route is a {@link FloodPeer} (issue 16, attack 3): a tarpit that never
- * answers, or (the control) a peer that answers at once. It runs from the start of the warm-up to the end of the
- * window; its answers are counted, not measured. Enough sessions share the flood that none holds more than
- * {@value #IN_FLIGHT_PER_SESSION} requests while the server takes up to {@value #ANSWER_BOUND_S} s to answer.
+ * answers, or (the control) a peer that answers at once; or ({@code --flood-peer dead}, issue 18) to one login per
+ * dead server, each routed only to that server, where nothing listens: every pair stays {@code accepted} and is
+ * retried on the schedule. It runs from the start of the warm-up to the end of the window; its answers are counted,
+ * not measured. Enough sessions share the flood that none holds more than {@value #IN_FLIGHT_PER_SESSION} requests
+ * while the server takes up to {@value #ANSWER_BOUND_S} s to answer.
  */
 final class FloodLoad implements AutoCloseable {
   private static final int SENDERS = 10;
@@ -33,7 +35,9 @@ final class FloodLoad implements AutoCloseable {
   /** The servers' default {@code delivery.callTimeoutMs}: a tarpit holds a call at most that long. */
   private static final long CALL_TIMEOUT_MS = 5_000;
   private final Vertx vertx;
+  /** The listener the flood goes to; null when it goes to dead servers. */
   private final FloodPeer peer;
+  private final List<Map.Entry<String, String>> deadRoutes;
   private final long rate;
   private final List<List<SignedPair>> pairs;
   private final List<List<ShineClient>> sessions;
@@ -42,28 +46,35 @@ final class FloodLoad implements AutoCloseable {
   private final AtomicLong outstanding = new AtomicLong();
   private final Promise<Void> finished = Promise.promise();
 
-  private FloodLoad(Vertx vertx, FloodPeer peer, long rate, List<List<SignedPair>> pairs,
-      List<List<ShineClient>> sessions) {
+  private FloodLoad(Vertx vertx, FloodPeer peer, List<Map.Entry<String, String>> deadRoutes, long rate,
+      List<List<SignedPair>> pairs, List<List<ShineClient>> sessions) {
     this.vertx = vertx;
     this.peer = peer;
+    this.deadRoutes = deadRoutes;
     this.rate = rate;
     this.pairs = pairs;
     this.sessions = sessions;
   }
 
   /**
-   * Starts the flood peer on {@code host}, registers the flood's senders on {@code serverUrl} and its recipient
-   * routed to the peer, logs the senders in and signs {@code seconds} worth of pairs.
+   * Starts the flood peer on {@code host} (unless {@code deadRoutes} are given), registers the flood's senders on
+   * {@code serverUrl} and its recipients (one routed to the peer, or one routed to each dead server), logs the
+   * senders in and signs {@code seconds} worth of pairs, each sender's going to the recipients in turn.
    */
   static FloodLoad prepare(Vertx vertx, String serverUrl, String tag, long rate, String host, boolean answers,
-      int seconds) {
-    FloodPeer peer = FloodPeer.start(vertx, host, answers, CALL_TIMEOUT_MS);
+      List<Map.Entry<String, String>> deadRoutes, int seconds) {
+    FloodPeer peer = deadRoutes.isEmpty() ? FloodPeer.start(vertx, host, answers, CALL_TIMEOUT_MS) : null;
+    List<Map.Entry<String, String>> targets = peer == null ? deadRoutes
+        : List.of(Map.entry(peer.serverLogin(), peer.url()));
     ShineClient admin = ShineClient.connect(vertx, serverUrl).await();
     try {
       String serverLogin = admin.serverLogin("bench").await();
-      String victim = "b" + tag + "-v";
-      admin.publishCard(victim, KeyFile.generate(victim), List.of(Map.entry(peer.serverLogin(), peer.url())), 1)
-          .await();
+      List<String> victims = new ArrayList<>();
+      for (Map.Entry<String, String> target : targets) {
+        String victim = "b" + tag + "-v" + victims.size();
+        admin.publishCard(victim, KeyFile.generate(victim), List.of(target), 1).await();
+        victims.add(victim);
+      }
       long perSender = rate * seconds / SENDERS + 2;
       int sessionsPerSender = (int) Math.max(1,
           (rate * ANSWER_BOUND_S + IN_FLIGHT_PER_SESSION * SENDERS - 1) / (IN_FLIGHT_PER_SESSION * SENDERS));
@@ -84,11 +95,12 @@ final class FloodLoad implements AutoCloseable {
         List<SignedPair> signed = new ArrayList<>();
         long now = System.currentTimeMillis();
         for (long n = 0; n < perSender; n++) {
-          signed.add(ShineClient.signPair(login, key, victim, now, ShineClient.randomNonce(), 0, body));
+          signed.add(ShineClient.signPair(login, key, victims.get((int) (n % victims.size())), now,
+              ShineClient.randomNonce(), 0, body));
         }
         pairs.add(signed);
       }
-      return new FloodLoad(vertx, peer, rate, pairs, sessions);
+      return new FloodLoad(vertx, peer, deadRoutes, rate, pairs, sessions);
     } finally {
       admin.close();
     }
@@ -96,6 +108,11 @@ final class FloodLoad implements AutoCloseable {
 
   /** What floods what, for the run's description. */
   String describe() {
+    if (peer == null) {
+      return String.format(Locale.ROOT, "flood: %d pairs/s from %d senders (%d sessions) to %d logins, each routed"
+              + " only to a server that is down: %s", rate, SENDERS, SENDERS * sessions.get(0).size(),
+          deadRoutes.size(), deadRoutes.stream().map(Map.Entry::getKey).toList());
+    }
     return String.format(Locale.ROOT, "flood: %d pairs/s from %d senders (%d sessions) to a login routed only to %s"
             + " at %s", rate, SENDERS, SENDERS * sessions.get(0).size(),
         peer.answers() ? "a peer that answers at once (control)" : "a tarpit that never answers", peer.url());
@@ -148,6 +165,10 @@ final class FloodLoad implements AutoCloseable {
 
   /** One line: what was sent, how it was answered, what the peer got. */
   String report() {
+    if (peer == null) {
+      return String.format(Locale.ROOT, "flood: %d pairs sent to %d dead servers, answers %s", sent.sum(),
+          deadRoutes.size(), answerCounts());
+    }
     return String.format(Locale.ROOT, "flood: %d pairs sent, answers %s; the %s got %d ReceiveIncomingMessage calls"
             + " on %d connections, at most %d within %d ms", sent.sum(), answerCounts(),
         peer.answers() ? "control peer" : "tarpit", peer.calls(), peer.connections(), peer.busiestSpan(),
@@ -156,12 +177,14 @@ final class FloodLoad implements AutoCloseable {
 
   /** The flood's keys of the RESULT line. */
   void addResult(StringJoiner result) {
-    result.add("flood_peer=" + (peer.answers() ? "answering" : "tarpit"));
+    result.add("flood_peer=" + (peer == null ? "dead" : peer.answers() ? "answering" : "tarpit"));
     result.add("flood_rate=" + rate);
     result.add("flood_sent=" + sent.sum());
     answerCounts().forEach((outcome, n) -> result.add("flood_" + SendReport.key(outcome) + "=" + n));
-    result.add("flood_peer_calls=" + peer.calls());
-    result.add("flood_peer_busiest_5s=" + peer.busiestSpan());
+    if (peer != null) {
+      result.add("flood_peer_calls=" + peer.calls());
+      result.add("flood_peer_busiest_5s=" + peer.busiestSpan());
+    }
   }
 
   private Map<String, Long> answerCounts() {
@@ -173,6 +196,8 @@ final class FloodLoad implements AutoCloseable {
   @Override
   public void close() {
     sessions.forEach(own -> own.forEach(ShineClient::close));
-    peer.close();
+    if (peer != null) {
+      peer.close();
+    }
   }
 }

@@ -57,7 +57,8 @@ final class SendBench {
       Setup setup = prepare(vertx, settings);
       sign(settings, setup.senders());
       flood = settings.floodRate() > 0 ? FloodLoad.prepare(vertx, settings.url(), settings.tag(),
-          settings.floodRate(), settings.floodHost(), settings.floodAnswers(), settings.warmup() + settings.seconds())
+          settings.floodRate(), settings.floodHost(), settings.floodAnswers(), settings.deadRoutes(),
+          settings.warmup() + settings.seconds())
           : null;
       Sender first = setup.senders().get(0);
       FrameSizes.print(first.pairs, settings.body(), randomBody -> ShineClient.signPair(first.from, first.key,

@@ -91,10 +91,16 @@ final class SendOptions {
           + " --flood-peer (issue 16, attack 3); 0: none")
   long floodRate;
 
-  @Option(names = "--flood-peer", defaultValue = "tarpit", paramLabel = "tarpit|answering",
+  @Option(names = "--flood-peer", defaultValue = "tarpit", paramLabel = "tarpit|answering|dead",
       description = "the flood's recipient server, a listener of the bench: never answers ReceiveIncomingMessage,"
-          + " or answers it at once (the control)")
+          + " or answers it at once (the control); or dead: one login per --dead-route, each routed only to that"
+          + " server, which is down")
   String floodPeer;
+
+  @Option(names = "--dead-route", paramLabel = "LOGIN=URL",
+      description = "with --flood-peer dead: a server that is down (a loopback URL where nothing listens); repeat"
+          + " for several")
+  List<String> deadRoutes = new ArrayList<>();
 
   @Option(names = "--flood-host", defaultValue = "127.0.0.66", paramLabel = "ADDRESS",
       description = "the loopback address (127.0.0.0/8) the flood's peer listens on; its route is named after it")

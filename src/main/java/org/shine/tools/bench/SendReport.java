@@ -75,14 +75,16 @@ final class SendReport {
     commitsPerPair.forEach((db, perPair) -> System.out.printf(Locale.ROOT,
         "  transactions in %-31s %8.2f per %s%n", db, perPair, unit));
     Map<String, Double> countersPerPair = new LinkedHashMap<>();
+    Map<String, Double> counterDeltas = new LinkedHashMap<>();
     after.counters().forEach((server, counters) -> counters.forEach((name, value) -> {
       double delta = value - before.counters().getOrDefault(server, Map.of()).getOrDefault(name, 0.0);
       if (delta != 0 && pairs > 0) {
         countersPerPair.put(server + " " + name, delta / pairs);
+        counterDeltas.put(server + " " + name, delta);
       }
     }));
-    countersPerPair.forEach((name, perPair) -> System.out.printf(Locale.ROOT, "  metric %-60s %8.2f per %s%n",
-        name, perPair, unit));
+    countersPerPair.forEach((name, perPair) -> System.out.printf(Locale.ROOT,
+        "  metric %-60s %8.2f per %s (%.0f in the window)%n", name, perPair, unit, counterDeltas.get(name)));
 
     StringJoiner result = new StringJoiner(" ", "RESULT ", "");
     result.add("scenario=" + settings.scenario());
