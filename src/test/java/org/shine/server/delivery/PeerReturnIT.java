@@ -20,6 +20,7 @@ import org.shine.server.client.ShineClient;
 import org.shine.server.client.ShineClient.SignedPair;
 import org.shine.server.support.Eventually;
 import org.shine.server.support.MutableClock;
+import org.shine.server.support.Scrape;
 import org.shine.server.support.Sql;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
@@ -59,6 +60,43 @@ class PeerReturnIT {
   void returnAfterClockMovedBack() {
     // rows written before the move carry times ahead of the new clock; they were not touched since the return
     waitingMessagesGoOnReturn(Duration.ofMinutes(-9));
+  }
+
+  @Test
+  @DisplayName("a returning recipient server gets 150 waiting messages over the one connection each sender server"
+      + " dials to it: one reconnect loop per server while it was down, no herd when it is back")
+  void noHerdOnReturn() {
+    TestWorld.Federation f = world.federation();
+    TestUser alice = f.alice();
+    ShineClient aliceOnS1 = world.session(alice, f.s1());
+    // GIVEN bob's two servers are down while alice sends 150 messages
+    f.s3().close();
+    f.s4().close();
+    Sql sql1 = world.sql(f.s1());
+    for (int i = 0; i < 150; i++) {
+      SignedPair pair = alice.pairTo("bob", clock.millis(), ("waiting " + i).getBytes(StandardCharsets.UTF_8));
+      assertThat(aliceOnS1.sendPair(pair).await().get("deliveryState").asText()).isEqualTo("accepted");
+    }
+    Scrape before = Scrape.of(f.s1());
+    assertThat(before.count("shine_peer_dials_total", "peer", "s3", "outcome", "failed"))
+        .as("one loop's tries while s3 was down, not one per message").isLessThan(150);
+
+    // WHEN bob's servers answer again (a second later: rows touched since the return are not claimed again)
+    clock.advance(Duration.ofSeconds(1));
+    world.restart(f.s3());
+    world.restart(f.s4());
+
+    // THEN every message is delivered, each server having been dialed once by s1
+    Eventually.until("s1 records all 150 delivered", 60_000, () -> sql1.count(
+        "SELECT count(*) FROM dm_delivery WHERE owner = $1 AND state = 'delivered'", alice.login()) == 150);
+    Scrape after = Scrape.of(f.s1());
+    for (String server : List.of("s3", "s4")) {
+      assertThat(after.count("shine_peer_dials_total", "peer", server, "outcome", "opened")
+          - before.count("shine_peer_dials_total", "peer", server, "outcome", "opened"))
+          .as("connections s1 opened to " + server + " after its return").isEqualTo(1);
+    }
+    assertThat(sql1.count("SELECT count(*) FROM dm_delivery WHERE owner = $1 AND attempts > 1", alice.login()))
+        .as("no scheduled attempt ran: the clock stands still; each went by the return's extra attempt").isZero();
   }
 
   private void waitingMessagesGoOnReturn(Duration clockMove) {
