@@ -197,8 +197,9 @@ final class PairIntake {
    * copy to both of the recipient's servers (seed §5), so both usually store it and each would owe it to the other;
    * offered by both at once, it would cross the sync both ways, each side's ACK meeting the other's mark on the same
    * rows. So of two servers that got it from a delivery, the one whose serverLogin sorts first offers it at once and
-   * the other holds its row for two sync periods: the other's next pull finds the copy here, ACKs it and drops its own
-   * held row (the sibling-has mark). A copy the first server lacks is offered by the second when its hold ends.
+   * the other holds its row for two sync periods: the holder's next pull finds the copy on the first server, ACKs it
+   * there and drops its own held row (the sibling-has mark). A copy the first server lacks is offered by the holder
+   * when its hold ends (docs/protocol.md, "The copy hold").
    */
   private long copyHold(IntakeSource source, StoredUser recipient) {
     String here = config.serverLogin();

@@ -7,8 +7,8 @@ import org.shine.server.dm.DmKind;
  * {@code plan} of its new delivery row) or a recipient's INCOMING copy ({@code pairBlob} and {@code plan} null).
  * {@code hub} is the hub queue entry written with the copy (its owner polls), or null. {@code syncHoldUntilMs}: when
  * an unsynced copy's sync queue rows may first be offered to the owner's sibling (0: at once; a session's new pair
- * waits for its forward, seed §4 step 7; a recipient's copy
- * from a delivery may wait for the sibling's pull, PROTOCOL §8).
+ * waits for its forward, seed §4 step 7; a recipient's copy from a delivery may wait for the sibling's pull, PROTOCOL
+ * §8 "the copy hold").
  */
 public record CopyWrite(CopyKey key, DmKind direction, String peer, long createdAtMs, long revision, byte[] blob,
     byte[] pairBlob, DeliveryPlan plan, boolean synced, HubEntry hub, long syncHoldUntilMs) {
