@@ -96,14 +96,7 @@ final class ChatCommand extends UserCommand {
     } else if (theirs.encryptionKeyB64() == null) {
       screen.print("-- not end-to-end encrypted: " + peer + "'s card has no encryption key");
     }
-    try {
-      conversation.showHistory();
-    } catch (ShineClientException e) {
-      if (!ShineClient.CONNECTION_CLOSED.equals(e.code())) {
-        throw e;
-      }
-      // the connection went while the history came: the session says so and brings it again once reconnected
-    }
+    conversation.showHistory();
     // Ctrl-C without a line editor stops the process: the hook waits while what was typed reaches the server
     context.onStop(() -> awaitEnd(LEAVE_WAIT_MS + 2_000));
     Thread reader = new Thread(() -> readLines(input), "chat-input");

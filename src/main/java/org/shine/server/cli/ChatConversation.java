@@ -75,9 +75,22 @@ final class ChatConversation {
     this.mine = new OwnMessages(screen, TRACKED);
   }
 
-  /** The newest {@code history} messages, oldest first; those already on screen only get their tick updated. */
+  /**
+   * The newest {@code history} messages, oldest first; those already on screen only get their tick updated. A
+   * history that cannot come now never ends the chat: a lost connection is the session's to say (it brings the
+   * history again once reconnected, {@link #caughtUp}); any other refusal, such as the 503 of a server that is
+   * shutting down, is said on screen.
+   */
   void showHistory() {
-    ClientSupport.history(client.get(), verifier, peer, history).forEach(this::showEntry);
+    try {
+      ClientSupport.history(client.get(), verifier, peer, history).forEach(this::showEntry);
+    } catch (CliFailure e) {
+      screen.print("-- could not show the history: " + e.getMessage());
+    } catch (ShineClientException e) {
+      if (!ShineClient.CONNECTION_CLOSED.equals(e.code())) {
+        screen.print("-- could not show the history: " + e.getMessage());
+      }
+    }
   }
 
   /** A history entry: new ones are printed, known ones of the user get their tick (and a new revision) shown. */
@@ -325,16 +338,7 @@ final class ChatConversation {
   /** After a reconnection: what had no answer is sent again, and history brings what happened meanwhile. */
   void caughtUp() {
     new ArrayList<>(unanswered.values()).forEach(this::submit);
-    try {
-      showHistory();
-    } catch (CliFailure e) {
-      screen.print("-- could not refresh the history: " + e.getMessage());
-    } catch (ShineClientException e) {
-      // lost again while it came: the session says so and calls this once more when back
-      if (!ShineClient.CONNECTION_CLOSED.equals(e.code())) {
-        screen.print("-- could not refresh the history: " + e.getMessage());
-      }
-    }
+    showHistory();
   }
 
   private void sendReceipt(String baseKey) {

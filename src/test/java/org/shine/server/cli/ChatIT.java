@@ -21,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.shine.server.client.MessageBody;
 import org.shine.server.client.ShineClient;
 import org.shine.server.support.Eventually;
+import org.shine.server.support.RefusingProxy;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestUser;
 import org.shine.server.support.TestWorld;
@@ -345,6 +346,26 @@ class ChatIT {
     assertThat(unanswered.exitCode()).isEqualTo(CliFailure.UNREACHABLE);
     assertThat(unanswered.out()).contains("-- waiting for your server to accept 1 message before leaving",
         "-- not confirmed by your server: \"into the void\" (client history --peer bob shows whether it arrived)");
+  }
+
+  @Test
+  @DisplayName("a history refused while the chat opens (a server shutting down answers 503) is said, and the chat"
+      + " goes on")
+  void historyRefusedAtOpening() throws Exception {
+    TestServer s1 = world.server("s1");
+    TestUser alice = world.user("alice", s1);
+    TestUser bob = world.user("bob", s1);
+    try (RefusingProxy draining = RefusingProxy.start(world.vertx(), s1.port(), "GetDirectMessages", 1)) {
+      Cli.Running chat = Cli.start("client", "chat", "--key", write(alice).toString(), "--server", draining.url(),
+          "--peer", "bob");
+      Eventually.until("it says so", 10_000, () -> chat.out().contains("-- could not show the history: "),
+          chat::out);
+      assertThat(draining.refused()).isEqualTo(1);
+      chat.type("still here");
+      chat.type("/quit");
+      assertThat(chat.exitCode()).isZero();
+      assertThat(messages(world.session(bob, s1), "alice")).hasSize(1);
+    }
   }
 
   /** The key's owner chatting with bob on {@code server}, in a pseudo-terminal, once the prompt shows. */
