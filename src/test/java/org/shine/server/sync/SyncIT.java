@@ -112,24 +112,10 @@ class SyncIT {
   void copyHeldByBothIsOwedByNeither(Vertx vertx) {
     // s3 pulls on start only; s4 pulls every 200 ms: only s4's pulls can settle what either owes the other (s3 offers
     // its copies at once, s4 holds its own: copyOfBothIsOfferedByTheFirstServerOnly)
-    world.sites("s1", "s3", "s4");
-    TestServer s1 = world.server("s1");
-    TestServer s3 = world.server("s3", TestServer.merge(TestServer.json(FAST),
-        TestServer.json("{\"sync\":{\"periodMs\":600000}}")));
-    TestServer s4 = world.server("s4");
-    world.awaitSessions(s1, s3, s4);
-    TestUser alice = world.user("alice", TestWorld.routes(s1), s1, s3, s4);
-    TestUser bob = world.user("bob", TestWorld.routes(s3, s4), s1, s3, s4);
-    ShineClient session = world.session(alice, s1);
-    for (int i = 0; i < 20; i++) {
-      assertThat(session.sendPair(alice.pairTo(bob, "to both " + i)).await().path("deliveryState").asText())
-          .isEqualTo("delivered");
-    }
-    Sql sql3 = world.sql(s3);
-    Sql sql4 = world.sql(s4);
-    Eventually.until("s3 and s4 hold bob's 20 copies", 30_000,
-        () -> sql3.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 20
-            && sql4.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 20);
+    BothHold both = twentyCopiesOnBoth("s3");
+    TestUser bob = both.bob();
+    Sql sql3 = world.sql(both.s3());
+    Sql sql4 = world.sql(both.s4());
 
     Eventually.until("neither owes the other bob's copies", 30_000,
         () -> sql3.count("SELECT count(*) FROM sync_queue WHERE owner = $1", bob.login()) == 0
@@ -147,24 +133,12 @@ class SyncIT {
       + " other holds its rows for two sync periods, so the copy never crosses both ways (issue 18)")
   void copyOfBothIsOfferedByTheFirstServerOnly(Vertx vertx) {
     // s4 (after s3 in order) pulls on start only: its held rows wait 20 minutes for a pull that does not come
-    world.sites("s1", "s3", "s4");
-    TestServer s1 = world.server("s1");
-    TestServer s3 = world.server("s3");
-    TestServer s4 = world.server("s4", TestServer.merge(TestServer.json(FAST),
-        TestServer.json("{\"sync\":{\"periodMs\":600000}}")));
-    world.awaitSessions(s1, s3, s4);
-    TestUser alice = world.user("alice", TestWorld.routes(s1), s1, s3, s4);
-    TestUser bob = world.user("bob", TestWorld.routes(s3, s4), s1, s3, s4);
-    ShineClient session = world.session(alice, s1);
-    for (int i = 0; i < 20; i++) {
-      assertThat(session.sendPair(alice.pairTo(bob, "to both " + i)).await().path("deliveryState").asText())
-          .isEqualTo("delivered");
-    }
+    BothHold both = twentyCopiesOnBoth("s4");
+    TestServer s3 = both.s3();
+    TestServer s4 = both.s4();
+    TestUser bob = both.bob();
     Sql sql3 = world.sql(s3);
     Sql sql4 = world.sql(s4);
-    Eventually.until("s3 and s4 hold bob's 20 copies", 30_000,
-        () -> sql3.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 20
-            && sql4.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 20);
 
     // WHEN s3 has pulled from s4 twice since (a setting written on s4 reaches s3, in the run's settings pages)
     TestUser probe = world.user(TestWorld.unique("probe"), s3, s4);
@@ -185,6 +159,36 @@ class SyncIT {
         + " AND visible_at_ms = 0", bob.login())).isEqualTo(20);
     assertThat(sql3.count("SELECT count(*) FROM sync_outbox WHERE owner = $1 AND synced", bob.login()))
         .as("s3 did not pull s4's copies (it would have marked its own synced)").isZero();
+  }
+
+  /** s3 and s4, bob's servers, each holding the 20 copies alice sent bob from s1. */
+  private record BothHold(TestServer s3, TestServer s4, TestUser bob) {
+  }
+
+  /**
+   * s1, s3 and s4 up; alice (on s1) sends bob (on s3 and s4) 20 messages, each delivered, and both of bob's servers
+   * hold the 20 copies. {@code slowPuller} (s3 or s4) pulls its sibling on start only.
+   */
+  private BothHold twentyCopiesOnBoth(String slowPuller) {
+    world.sites("s1", "s3", "s4");
+    TestServer s1 = world.server("s1");
+    ObjectNode slow = TestServer.merge(TestServer.json(FAST), TestServer.json("{\"sync\":{\"periodMs\":600000}}"));
+    TestServer s3 = slowPuller.equals("s3") ? world.server("s3", slow) : world.server("s3");
+    TestServer s4 = slowPuller.equals("s4") ? world.server("s4", slow) : world.server("s4");
+    world.awaitSessions(s1, s3, s4);
+    TestUser alice = world.user("alice", TestWorld.routes(s1), s1, s3, s4);
+    TestUser bob = world.user("bob", TestWorld.routes(s3, s4), s1, s3, s4);
+    ShineClient session = world.session(alice, s1);
+    for (int i = 0; i < 20; i++) {
+      assertThat(session.sendPair(alice.pairTo(bob, "to both " + i)).await().path("deliveryState").asText())
+          .isEqualTo("delivered");
+    }
+    Sql sql3 = world.sql(s3);
+    Sql sql4 = world.sql(s4);
+    Eventually.until("s3 and s4 hold bob's 20 copies", 30_000,
+        () -> sql3.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 20
+            && sql4.count("SELECT count(*) FROM dm_message WHERE owner = $1", bob.login()) == 20);
+    return new BothHold(s3, s4, bob);
   }
 
   @Test
