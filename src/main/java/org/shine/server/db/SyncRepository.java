@@ -91,8 +91,9 @@ public final class SyncRepository {
           + " SELECT count(*) FROM reset";
   /*
    * After the owner's routes changed ($2: this server): the rows of a server that is no longer its sibling go, and
-   * each sibling now is owed what no sibling has yet (the unsynced items, through the partial index
-   * sync_outbox_unsynced) — as the synced flag alone decided before there was a queue.
+   * each sibling now is owed what no sibling has yet (the owner's unsynced items, read through the owner's part of
+   * the outbox's unique key: a route change is rare, an index entry less on every item written is not) — as the
+   * synced flag alone decided before there was a queue.
    */
   static final String FOLLOW_ROUTES =
       "WITH gone AS (DELETE FROM sync_queue q WHERE q.owner = $1"

@@ -101,7 +101,8 @@ class SyncPagePlanIT {
         .doesNotContain("Seq Scan");
     // (alice owns every row of this queue: for her, reading the whole table is the right plan)
     assertThat(plan(SyncRepository.FOLLOW_ROUTES, Tuple.of("u5", "s1")))
-        .contains("sync_queue_owner", "sync_outbox_unsynced").doesNotContain("Seq Scan");
+        .contains("sync_queue_owner", "sync_outbox_owner_item_type_item_key_revision_key")
+        .doesNotContain("Seq Scan");
   }
 
   private static String plan(String statement, Tuple params) {
