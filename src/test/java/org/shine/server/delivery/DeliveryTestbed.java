@@ -222,18 +222,24 @@ public final class DeliveryTestbed {
       released.forEach(h -> h.answer().complete(ack()));
     }
 
+    /**
+     * A held call is in {@link #release}'s reach before it is counted: a test that waits until a call is counted and
+     * then releases its server never misses it (the bus calls this on an event loop, the test releases from its own
+     * thread).
+     */
     Future<PeerResponse> answer(PeerRequest request) {
-      calls.add(request);
-      return switch (behaviours.getOrDefault(request.url(), Behaviour.ACK)) {
+      Future<PeerResponse> answer = switch (behaviours.getOrDefault(request.url(), Behaviour.ACK)) {
         case ACK -> Future.succeededFuture(ack());
         case REFUSE -> Future.failedFuture(new ProtocolException(Status.UNAVAILABLE, ErrorCode.PEER_UNAVAILABLE,
             request.url() + " is down"));
         case HOLD -> {
-          Promise<PeerResponse> answer = Promise.promise();
-          held.add(new Held(request.url(), answer));
-          yield answer.future();
+          Promise<PeerResponse> held = Promise.promise();
+          this.held.add(new Held(request.url(), held));
+          yield held.future();
         }
       };
+      calls.add(request);
+      return answer;
     }
 
     private static PeerResponse ack() {
