@@ -51,8 +51,9 @@ public final class MetricsScrape {
   }
 
   /**
-   * The samples of counter families named {@code shine_*}: those a {@code # TYPE} line declares {@code counter}, and
-   * samples ending {@code _total} where no {@code # TYPE} line says otherwise; and the SQL clients' statements summed
+   * The samples of counter families named {@code shine_*}: those a {@code # TYPE} line declares {@code counter}, the
+   * {@code _count} of those it declares {@code histogram} (how many were observed), and samples ending
+   * {@code _total} where no {@code # TYPE} line says otherwise; and the SQL clients' statements summed
    * over their pools as {@value #SQL_STATEMENTS} (absent when the page has none).
    */
   public static Map<String, Double> parse(String text) {
@@ -66,6 +67,9 @@ public final class MetricsScrape {
           typed.add(parts[2]);
           if (parts[3].equals("counter")) {
             counterFamilies.add(parts[2]);
+          } else if (parts[3].equals("histogram")) {
+            // how many were observed is a counter: calls made, each by outcome
+            counterFamilies.add(parts[2] + "_count");
           }
         }
         continue;

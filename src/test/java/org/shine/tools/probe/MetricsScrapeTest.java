@@ -10,7 +10,8 @@ class MetricsScrapeTest {
 
   @Test
   @DisplayName("the shine_* counters of a Prometheus text page are kept with their labels, the SQL clients'"
-      + " statements are summed over their pools; gauges, histograms and other meters are not")
+      + " statements are summed over their pools, a histogram's count is kept; gauges, the rest of a histogram and other"
+      + " meters are not")
   void keepsShineCounters() {
     String page = String.join("\n",
         "# HELP shine_signature_verifications_total Signature verifications performed",
@@ -23,6 +24,8 @@ class MetricsScrapeTest {
         "shine_delivery_due 3.0",
         "# TYPE shine_peer_calls_seconds histogram",
         "shine_peer_calls_seconds_count{peer=\"s3\"} 7.0",
+        "shine_peer_calls_seconds_sum{peer=\"s3\"} 0.25",
+        "shine_peer_calls_seconds_bucket{peer=\"s3\",le=\"0.1\"} 7.0",
         "# TYPE vertx_http_server_requests_total counter",
         "vertx_http_server_requests_total 9.0",
         "shine_untyped_total 4.0",
@@ -37,6 +40,7 @@ class MetricsScrapeTest {
         entry("shine_signature_verifications_total{op=\"auth\"}", 100.0),
         entry("shine_db_statements_total", 345.0),
         entry("shine_untyped_total", 4.0),
+        entry("shine_peer_calls_seconds_count{peer=\"s3\"}", 7.0),
         entry(MetricsScrape.SQL_STATEMENTS, 123.0));
   }
 }
