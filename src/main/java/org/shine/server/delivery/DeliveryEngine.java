@@ -114,11 +114,12 @@ public final class DeliveryEngine {
         : directory.require(task.sender());
     Future<StoredUser> recipient = request.recipient() != null ? Future.succeededFuture(request.recipient())
         : directory.require(task.recipient());
+    // the sibling is asked before the recipient's servers are: an answer that says delivered takes no place of theirs
     return Future.all(sender, recipient)
-        .compose(v -> budget.toward(ticket, remoteUrls(recipient.result())))
-        .compose(admitted -> siblingSaysDelivered(task, sender.result()))
+        .compose(v -> siblingSaysDelivered(request, sender.result()))
         .compose(siblingDelivered -> siblingDelivered ? Future.succeededFuture(true)
-            : callRoutes(ticket, task, recipient.result()))
+            : budget.toward(ticket, remoteUrls(recipient.result()))
+                .compose(admitted -> callRoutes(ticket, task, recipient.result())))
         .recover(failure -> {
           if (failure == AttemptBudget.TURNED_AWAY) {
             return Future.failedFuture(failure);
@@ -140,9 +141,16 @@ public final class DeliveryEngine {
         .map(UserCard.Route::url).toList();
   }
 
-  private Future<Boolean> siblingSaysDelivered(DeliveryTask task, StoredUser sender) {
+  /**
+   * Whether the sender's sibling says it delivered the pair: asked at the schedule's points that say so (seed §4), and
+   * by the first attempt of a pair the sibling forwarded (it made its own first attempt just before: issue 18, no
+   * work twice). No answer, or any other, is "not delivered": this server then tries on its own (seed §6).
+   */
+  private Future<Boolean> siblingSaysDelivered(AttemptRequest request, StoredUser sender) {
+    DeliveryTask task = request.task();
     Optional<UserCard.Route> sibling = siblingOf(sender);
-    if (task.extra() || !schedule.asksSiblingFirst(task.attempt()) || sibling.isEmpty()) {
+    boolean asks = request.asksSiblingFirst() || (!task.extra() && schedule.asksSiblingFirst(task.attempt()));
+    if (!asks || sibling.isEmpty()) {
       return Future.succeededFuture(false);
     }
     return peers.call(sibling.get().url(), Ops.GET_DM_DELIVERY_STATUS,

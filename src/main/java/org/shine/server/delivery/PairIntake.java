@@ -79,33 +79,34 @@ final class PairIntake {
     }
     boolean synced = source.syncedOnArrival(owner, arrival.sourceServerLogin(), here);
     if (!arrival.isPair()) {
-      return Future.succeededFuture(new Plan(null, synced, false));
+      return Future.succeededFuture(new Plan(null, synced, false, false));
     }
     if (recipient.servedBy(here)) {
       long acceptedAt = source.plansByAge() ? arrival.outgoing().createdAtMs() : clock.millis();
       return Future.succeededFuture(new Plan(new DeliveryPlan(DeliveryState.DELIVERED, acceptedAt, 1, null, 0),
-          synced, false));
+          synced, false, false));
     }
     if (source.plansByAge()) {
-      return agePlan.plan(arrival.pair(), arrival.sourceUrl()).map(row -> new Plan(row, synced, false));
+      return agePlan.plan(arrival.pair(), arrival.sourceUrl()).map(row -> new Plan(row, synced, false, false));
     }
-    if (source == IntakeSource.SENDER_SIBLING && synced) {
-      // the sender's sibling forwards after its first attempt (seed §4 step 7): what it already delivered is not
-      // sent again from here (issue 18); still trying, or no answer, and this server tries on its own (seed §6)
-      return agePlan.finalAtSource(arrival.pair(), author.urlOf(arrival.sourceServerLogin()).orElse(null))
-          .map(done -> done.map(state -> new Plan(new DeliveryPlan(state, clock.millis(), 0, null, 0), true, false))
-              .orElseGet(() -> accepted(true)));
-    }
-    return Future.succeededFuture(accepted(synced));
+    // the sender's sibling forwards after its first attempt (seed §4 step 7): what it already delivered is not sent
+    // again from here (issue 18), so this server's first attempt asks it first; still trying, or no answer, and this
+    // server tries on its own (seed §6). The pair is stored and the forward ACKed before that question: the
+    // forward's answer never waits on a call back to its sender (under load such calls queue behind each other, the
+    // forwards time out and the sibling is taken for down)
+    return Future.succeededFuture(accepted(synced, source == IntakeSource.SENDER_SIBLING && synced));
   }
 
-  /** A new row accepted now, holding a first attempt's place when there is one. */
-  private Plan accepted(boolean synced) {
+  /**
+   * A new row accepted now, holding a first attempt's place when there is one; {@code asksSibling}: that attempt
+   * asks the sender's sibling first.
+   */
+  private Plan accepted(boolean synced, boolean asksSibling) {
     long now = clock.millis();
     boolean attemptReserved = attempts.reserve();
     DeliveryPlan row = new DeliveryPlan(DeliveryState.ACCEPTED, now, 0, now,
         attemptReserved ? now + config.delivery().leaseMs() : 0);
-    return new Plan(row, synced, attemptReserved);
+    return new Plan(row, synced, attemptReserved, asksSibling);
   }
 
   private Future<Intake> store(Arrival arrival, StoredUser author, StoredUser recipient, Plan plan) {
@@ -146,7 +147,7 @@ final class PairIntake {
               : outcome.storedState() == null ? DeliveryState.ACCEPTED : outcome.storedState();
           DeliveryTask task = firstAttempt ? DeliveryTask.scheduled(incoming.baseKey(), incoming.revision(),
               incoming.from(), incoming.to(), incoming.bytes(), plan.row().acceptedAtMs(), 1, 0) : null;
-          return new Intake(outcome.written(), outcome.wrote(recipientCopy), state, task);
+          return new Intake(outcome.written(), outcome.wrote(recipientCopy), state, task, plan.asksSibling());
         })
         .onFailure(failure -> {
           if (plan.attemptReserved()) {
@@ -169,7 +170,8 @@ final class PairIntake {
         events.pushOutgoing(pair.outgoing(), stored.state(), null);
       }
       if (stored.firstAttempt() != null) {
-        attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), true, null, author, recipient));
+        attempts.submitReserved(new AttemptRequest(stored.firstAttempt(), true, null, author, recipient,
+            stored.asksSiblingFirst()));
       }
       return Future.succeededFuture(stored);
     }
@@ -211,18 +213,23 @@ final class PairIntake {
     return holds ? clock.millis() + 2 * config.sync().periodMs() : 0;
   }
 
-  /** A pair's delivery row ({@code row}, null for a copy alone), whether it is synced, and a held attempt place. */
-  private record Plan(DeliveryPlan row, boolean synced, boolean attemptReserved) {
+  /**
+   * A pair's delivery row ({@code row}, null for a copy alone), whether it is synced, a held attempt place, and
+   * whether that attempt asks the sender's sibling first.
+   */
+  private record Plan(DeliveryPlan row, boolean synced, boolean attemptReserved, boolean asksSibling) {
   }
 
   /**
    * What {@link #take} did: {@code written} (new or replaced revision), whether the recipient's copy was stored
    * here, the state to report (null for a copy alone), and the first attempt it made ({@code null}: none — already
-   * delivered, a repeat, a synced pair, or no attempt capacity so the retry worker will take it).
+   * delivered, a repeat, a synced pair, or no attempt capacity so the retry worker will take it), and whether that
+   * attempt asks the sender's sibling first.
    */
-  record Intake(boolean written, boolean recipientCopyWritten, DeliveryState state, DeliveryTask firstAttempt) {
+  record Intake(boolean written, boolean recipientCopyWritten, DeliveryState state, DeliveryTask firstAttempt,
+      boolean asksSiblingFirst) {
     Intake withState(DeliveryState answered) {
-      return new Intake(written, recipientCopyWritten, answered, firstAttempt);
+      return new Intake(written, recipientCopyWritten, answered, firstAttempt, asksSiblingFirst);
     }
   }
 }

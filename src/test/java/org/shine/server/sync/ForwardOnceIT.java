@@ -131,6 +131,46 @@ class ForwardOnceIT {
   }
 
   @Test
+  @DisplayName("a forwarded pair is stored and ACKed before the sibling asks the source about it: the forward's answer"
+      + " never waits on a call back to its sender; a pair the source then says it delivered is recorded delivered"
+      + " and sent by nobody else")
+  void forwardIsAnsweredBeforeTheQuestion(Vertx vertx) {
+    // GIVEN alice's first server is a stub that answers s2's question only when told; bob's server counts copies;
+    // s2 would wait a minute for any call (and its attempt's lease outlasts that)
+    StubPeer bobs = world.stub().acceptEverything();
+    Promise<Object> status = Promise.promise();
+    StubPeer first = world.stub().acceptEverything().respond("GetDmDeliveryStatus", (op, payload) -> status.future());
+    TestServer s2 = world.server("s2", "{\"delivery\":{\"callTimeoutMs\":60000,\"leaseMs\":120000}}");
+    TestUser alice = world.user("alice", List.of(Map.entry(first.serverLogin(), first.url()),
+        Map.entry("s2", s2.url())), s2);
+    TestUser bob = world.user("bob", List.of(Map.entry(bobs.serverLogin(), bobs.url())), s2);
+    SignedPair pair = alice.pairTo(bob, "forwarded after the first attempt");
+    ShineClient asFirst = first.sessionOn(vertx, s2.url());
+
+    // WHEN the stub forwards the pair to s2 (seed §4 step 7)
+    asFirst.request(FORWARD, ShineClient.object()
+        .put("incomingBlobB64", Base64.getEncoder().encodeToString(pair.incoming().bytes()))
+        .put("outgoingBlobB64", Base64.getEncoder().encodeToString(pair.outgoing().bytes()))
+        .put("sourceServerLogin", first.serverLogin()), 10_000).await();
+
+    // THEN s2 answered with its question still out, and holds the pair accepted meanwhile
+    Sql sql2 = world.sql(s2);
+    Eventually.until("s2 asks the source", 20_000, () -> first.count("GetDmDeliveryStatus") == 1);
+    assertThat(sql2.count("SELECT count(*) FROM dm_delivery WHERE owner = $1 AND state = 'accepted'",
+        alice.login())).isEqualTo(1);
+
+    // WHEN the source says it delivered the pair
+    ObjectNode delivered = ShineClient.object().put("known", true).put("delivered", true).put("state", "delivered");
+    status.complete(delivered);
+
+    // THEN s2 records it delivered and sends it to nobody
+    Eventually.until("s2 holds the pair delivered", 20_000,
+        () -> sql2.count("SELECT count(*) FROM dm_delivery WHERE owner = $1 AND state = 'delivered'",
+            alice.login()) == 1);
+    assertThat(bobs.count(RECEIVE)).isZero();
+  }
+
+  @Test
   @DisplayName("the sender's resend of a pair its sibling is still owed forwards it again (whoever stored it may have"
       + " died before its forward, and sync may not reach this server); a resend of a pair the sibling acknowledged"
       + " forwards nothing")
