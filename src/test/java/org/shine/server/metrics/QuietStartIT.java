@@ -63,4 +63,29 @@ class QuietStartIT {
       world.close();
     }
   }
+
+  @Test
+  @DisplayName("a peer that comes back is dialed again without a warning (the WebSocket client makes a new pool for"
+      + " its address, whose gauges were refused as already registered at every reconnection)")
+  void noWarningOnReconnection(Vertx vertx) {
+    TestWorld world = TestWorld.on(vertx);
+    try {
+      TestServer[] servers = world.servers("s1", "s2");
+      world.awaitPeersUp(servers[0], servers[1]);
+      Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+      ListAppender<ILoggingEvent> events = new ListAppender<>();
+      events.start();
+      root.addAppender(events);
+      try {
+        TestServer back = world.restart(servers[1]);
+        world.awaitPeersUp(servers[0], back);
+        assertThat(events.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN))
+            .map(e -> e.getLoggerName() + ": " + e.getFormattedMessage())).isEmpty();
+      } finally {
+        root.detachAppender(events);
+      }
+    } finally {
+      world.close();
+    }
+  }
 }
