@@ -92,12 +92,21 @@ final class CallWindow {
           maxWaiting + " calls already wait for " + url + "; retry later"));
     }
     Promise<JsonNode> queued = Promise.promise();
-    waiting.add(new Waiting(op, payload, deadlineMs, queued));
+    waiting.add(new Waiting(op, payload, deadlineMs, deadlineMs - System.currentTimeMillis(), queued));
     return queued.future();
   }
 
   /** Sends one request on {@code ws} now, whatever the window (a login, a probe). */
   Future<JsonNode> send(WebSocket ws, String op, ObjectNode payload, long timeoutMs, boolean probe) {
+    return send(ws, op, payload, timeoutMs, probe, true);
+  }
+
+  /**
+   * As above; {@code judged}: whether this call's timeout tells the {@link Listener} that the peer left a call
+   * unanswered (it counts towards {@code timeoutsToDown}).
+   */
+  private Future<JsonNode> send(WebSocket ws, String op, ObjectNode payload, long timeoutMs, boolean probe,
+      boolean judged) {
     String requestId = "p-" + (++nextRequestId);
     ObjectNode frame = Json.MAPPER.createObjectNode();
     frame.put("op", op).put("requestId", requestId).set("payload", payload);
@@ -105,7 +114,9 @@ final class CallWindow {
     long timer = vertx.setTimer(timeoutMs, id -> {
       if (pending.remove(requestId) != null) {
         promise.tryFail(timeout(op, timeoutMs));
-        listener.timedOut(op, payload);
+        if (judged) {
+          listener.timedOut(op, payload);
+        }
         sendWaiting();
       }
     });
@@ -128,7 +139,12 @@ final class CallWindow {
     return promise.future();
   }
 
-  /** Sends waiting calls while the window has room; calls whose time ran out while waiting fail. */
+  /**
+   * Sends waiting calls while the window has room; calls whose time ran out while waiting fail. A call that spent
+   * more than half of its time waiting here is sent with what is left, but its timeout is not held against the peer:
+   * the wait was this server's backlog, not the peer's silence (three such timeouts in a row under load took a
+   * healthy sibling for down, and every forward to it then failed at once).
+   */
   private void sendWaiting() {
     while (socket != null && pending.size() < window && !waiting.isEmpty()) {
       Waiting next = waiting.poll();
@@ -136,7 +152,7 @@ final class CallWindow {
       if (left <= 0) {
         next.promise.tryFail(timeout(next.op, 0));
       } else {
-        send(socket, next.op, next.payload, left, false).onComplete(next.promise);
+        send(socket, next.op, next.payload, left, false, 2 * left >= next.timeoutMs).onComplete(next.promise);
       }
     }
   }
@@ -212,6 +228,7 @@ final class CallWindow {
   private record Pending(WebSocket ws, String op, Promise<JsonNode> promise, long timer, boolean probe) {
   }
 
-  private record Waiting(String op, ObjectNode payload, long deadlineMs, Promise<JsonNode> promise) {
+  /** {@code timeoutMs}: the time the call had when it was made. */
+  private record Waiting(String op, ObjectNode payload, long deadlineMs, long timeoutMs, Promise<JsonNode> promise) {
   }
 }

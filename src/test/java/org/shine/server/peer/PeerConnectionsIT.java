@@ -129,6 +129,32 @@ class PeerConnectionsIT {
   }
 
   @Test
+  @DisplayName("a call that waited for the window and went out with little of its time left does not count towards"
+      + " timeoutsToDown: a slow peer that answers every call within its time stays up")
+  void backlogTimeoutsDoNotMakeAPeerDown() {
+    // GIVEN a peer that answers each call after 1 s, a window of one call, and one timeout enough to be down
+    StubPeer slow = world.stub().respond(Ops.GET_DM_DELIVERY_STATUS, (op, payload) -> {
+      Promise<Object> answer = Promise.promise();
+      vertx.setTimer(1_000, id -> answer.complete(ShineClient.object()));
+      return answer.future();
+    });
+    TestServer server = server("{\"limits\":{\"maxInFlightPerConnection\":1},\"delivery\":{\"timeoutsToDown\":1}}");
+    publishCardRoutedTo(server, "dave", slow);
+    await(call(server, slow.url(), Ops.GET_DM_DELIVERY_STATUS));
+
+    // WHEN two calls of 1.5 s each are made at once: the first is answered after 1 s; the second waits for it, goes
+    // out with about 0.5 s left and times out before its answer
+    Future<PeerResponse> first = call(server, slow.url(), Ops.GET_DM_DELIVERY_STATUS, 1_500);
+    Future<PeerResponse> second = call(server, slow.url(), Ops.GET_DM_DELIVERY_STATUS, 1_500);
+    await(first.otherwiseEmpty());
+    await(second.otherwiseEmpty());
+    assertThat(second.failed()).as("the second call runs out of time").isTrue();
+
+    // THEN the peer is still up: the next call goes out and is answered
+    assertThat(await(call(server, slow.url(), Ops.GET_DM_DELIVERY_STATUS)).payload().isObject()).isTrue();
+  }
+
+  @Test
   @DisplayName("a peer that is down costs no connect per call: calls fail at once with 503 while one reconnect loop"
       + " runs, and its return is published on peer.up (PROTOCOL 7.6)")
   void downPeerFailsFast() {
@@ -221,9 +247,14 @@ class PeerConnectionsIT {
 
   /** A call made through the node's own bus, as its verticles make them (records need that node's Vertx). */
   private static Future<PeerResponse> call(TestServer server, String url, String op) {
+    return call(server, url, op, CALL_TIMEOUT_MS);
+  }
+
+  /** As above, with its own timeout. */
+  private static Future<PeerResponse> call(TestServer server, String url, String op, long timeoutMs) {
     ObjectNode payload = ShineClient.object().put("messageKey", "alice|dave|1|1|2");
     return BusReplies.request(server.vertx().eventBus(), Addresses.PEER_REQUEST,
-        new PeerRequest(url, op, payload, CALL_TIMEOUT_MS, false));
+        new PeerRequest(url, op, payload, timeoutMs, false));
   }
 
   private static void assertFailure(Future<?> call, int status, String code) {
