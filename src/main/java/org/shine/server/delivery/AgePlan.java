@@ -67,7 +67,7 @@ final class AgePlan {
    * {@code failed} from a v2 peer that says so); empty while it is still trying, when it does not know the pair, or
    * when it does not answer — then this server tries on its own, as seed §6 says.
    */
-  Future<Optional<DeliveryState>> finalAtSource(SignedPair pair, String sourceUrl) {
+  private Future<Optional<DeliveryState>> finalAtSource(SignedPair pair, String sourceUrl) {
     if (sourceUrl == null) {
       return Future.succeededFuture(Optional.empty());
     }
