@@ -14,6 +14,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.LoggerFactory;
+import org.shine.server.support.LogCapture;
 import org.shine.server.support.Scrape;
 import org.shine.server.support.TestServer;
 import org.shine.server.support.TestWorld;
@@ -72,17 +73,10 @@ class QuietStartIT {
     try {
       TestServer[] servers = world.servers("s1", "s2");
       world.awaitPeersUp(servers[0], servers[1]);
-      Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-      ListAppender<ILoggingEvent> events = new ListAppender<>();
-      events.start();
-      root.addAppender(events);
-      try {
+      try (LogCapture warnings = LogCapture.of(org.slf4j.Logger.ROOT_LOGGER_NAME, Level.WARN)) {
         TestServer back = world.restart(servers[1]);
         world.awaitPeersUp(servers[0], back);
-        assertThat(events.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN))
-            .map(e -> e.getLoggerName() + ": " + e.getFormattedMessage())).isEmpty();
-      } finally {
-        root.detachAppender(events);
+        assertThat(warnings.text()).isEmpty();
       }
     } finally {
       world.close();
