@@ -12,6 +12,7 @@ import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.SqlConnection;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.shine.server.config.AppConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -119,6 +120,33 @@ public final class Database {
       }
       return Future.<Void>succeededFuture();
     });
+  }
+
+  /**
+   * Closes {@code pool} once none of its connections is still opening.
+   *
+   * <p>vertx-pg-client 5.0.7 (5.0.8 alike) can leave the close of a pool pending for ever when a connection of it is
+   * still opening: closing the pool closes its TCP client, which closes that connection's channel through the
+   * pipeline, and the PostgreSQL encoder takes that close without ever completing its promise; the client's close,
+   * the pool's and at last {@code vertx.close()} never end. So as many connections as the pool has (open or
+   * opening) are asked for first: each request is answered once a connection is open (or has failed to open), and all
+   * are given back together. Work still holding a connection is not waited for beyond {@code settleMs}; the pool
+   * closes then all the same.
+   */
+  public static Future<Void> close(Pool pool, long settleMs) {
+    int places = pool.size();
+    List<Future<SqlConnection>> asked = new ArrayList<>(places);
+    for (int i = 0; i < places; i++) {
+      asked.add(pool.getConnection());
+    }
+    // all held until all are answered: one given back at once would be handed out again before the others open
+    return Future.join(asked)
+        .timeout(settleMs, TimeUnit.MILLISECONDS)
+        .transform(settled -> {
+          // a connection that comes after the wait was given up goes back at once; the close ends it
+          asked.forEach(connection -> connection.onSuccess(SqlConnection::close));
+          return pool.close();
+        });
   }
 
   /** Makes sure a fresh database of a test or tool exists and carries the current schema (see {@link Migrator}). */

@@ -94,7 +94,7 @@ public final class StorageHealth {
   public Future<Void> close() {
     closed.set(true);
     listeners.clear();
-    return probe.close();
+    return Database.close(probe, checkTimeoutMs);
   }
 
   private Future<Boolean> checkOnce() {

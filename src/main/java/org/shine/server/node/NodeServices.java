@@ -63,6 +63,8 @@ public final class NodeServices {
    * machine holds them while idle, and PostgreSQL's {@code max_connections} is shared by all.
    */
   static final int CONNECTIONS_AT_START = 4;
+  /** At a stop, how long the pool's close waits for work still holding a connection (see {@link Database#close}). */
+  private static final long POOL_SETTLE_MS = 5_000;
   private final Vertx vertx;
   private final AppConfig config;
   private final Clock clock;
@@ -142,7 +144,7 @@ public final class NodeServices {
 
   /** After every verticle is undeployed: stops the cache's listener and closes the pool. */
   public Future<Void> close() {
-    return directory.stop().eventually(pool::close);
+    return directory.stop().eventually(() -> Database.close(pool, POOL_SETTLE_MS));
   }
 
   /** What delivery (its instances and the engine) takes. */

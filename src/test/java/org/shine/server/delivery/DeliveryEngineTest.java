@@ -38,10 +38,12 @@ class DeliveryEngineTest {
   void close() {
     if (bed != null) {
       // answer from now on, then release what is held: an attempt that was waiting for a place (freed by the
-      // release) must not be held in turn while the test closes
+      // release) must not be held in turn while the test closes; then let every attempt record its outcome, so that
+      // the pool does not close under an attempt that is opening a connection
       bobsServers(Behaviour.ACK);
       bed.peers().release(S3);
       bed.peers().release(S4);
+      bed.awaitIdle();
     }
     opened.closeAll();
   }

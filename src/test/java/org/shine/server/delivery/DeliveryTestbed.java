@@ -44,6 +44,7 @@ import org.shine.server.peer.PeerResponse;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
+import org.shine.server.support.Eventually;
 import org.shine.server.support.MutableClock;
 import org.shine.server.support.Opened;
 import org.shine.server.support.TestDatabase;
@@ -109,6 +110,16 @@ public final class DeliveryTestbed {
 
   public AttemptSlots slots() {
     return slots;
+  }
+
+  /**
+   * Waits until every attempt has given its place back, i.e. recorded its outcome: a test that released held calls
+   * calls this before its pool closes, since a pool closed while it opens a connection can hang (see
+   * {@link Opened#pool}).
+   */
+  public void awaitIdle() {
+    Eventually.until("every attempt gave its place back", 20_000, () -> slots.free() == slots.capacity(),
+        () -> slots.free() + " of " + slots.capacity() + " places free");
   }
 
   /** A user with a fresh key, served by {@code serverLogins} in order, each at {@link #url}. */

@@ -3,13 +3,17 @@ package org.shine.server.support;
 import io.vertx.sqlclient.Pool;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.shine.server.client.ShineClient;
+import org.shine.server.db.Database;
 
 /**
  * What a test opened (servers, databases, stubs, clients, pools), closed in reverse order by {@link #closeAll()}.
  * A failure while closing what a failed test left behind does not hide that test's failure.
  */
 public final class Opened {
+  private static final long SLOW_CLOSE_SECONDS = 10;
   private final Deque<AutoCloseable> opened = new ArrayDeque<>();
 
   public <T extends AutoCloseable> T keep(T resource) {
@@ -27,10 +31,27 @@ public final class Opened {
     opened.push(close::run);
   }
 
-  /** A small pool on {@code db} for assertions in SQL, closed at the end. */
+  /**
+   * A small pool on {@code db}, closed at the end as the server closes its own ({@link Database#close}: never while a
+   * connection is still opening). A close that still takes longer than {@link #SLOW_CLOSE_SECONDS} is given up, with
+   * what the database's sessions were doing printed, instead of hanging the test run.
+   */
   public Pool pool(TestDatabase db) {
     Pool pool = db.pool();
-    opened.push(() -> pool.close().await());
+    opened.push(() -> {
+      try {
+        Database.close(pool, SLOW_CLOSE_SECONDS * 1000).await(2 * SLOW_CLOSE_SECONDS, TimeUnit.SECONDS);
+      } catch (TimeoutException e) {
+        String activity;
+        try {
+          activity = db.activity();
+        } catch (RuntimeException unread) {
+          activity = "(could not be read: " + unread + ")";
+        }
+        System.err.println("a pool on " + db.config().database() + " did not close within " + 2 * SLOW_CLOSE_SECONDS
+            + " s (given up); its database's sessions:\n" + activity);
+      }
+    });
     return pool;
   }
 

@@ -4,6 +4,7 @@ import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.SqlClient;
+import io.vertx.sqlclient.Tuple;
 import java.util.Locale;
 import java.util.UUID;
 import org.shine.server.config.AppConfig;
@@ -53,6 +54,30 @@ public final class TestDatabase implements AutoCloseable {
   /** Ends {@link #refuseConnections()}. */
   public void allowConnections() {
     admin(vertx, db, "ALTER DATABASE " + db.database() + " ALLOW_CONNECTIONS true");
+  }
+
+  /**
+   * What this database's sessions are doing, one line each (state, wait, age and statement), and the locks they
+   * wait for: printed by a test whose pool does not close, so that a hang names its statement.
+   */
+  public String activity() {
+    SqlClient client = PgBuilder.client().with(Database.poolOptions(1))
+        .connectingTo(Database.connectOptions(db.withDatabase("postgres"))).using(vertx).build();
+    try {
+      StringBuilder report = new StringBuilder();
+      client.preparedQuery("SELECT pid, state, wait_event_type, wait_event, (now() - xact_start)::text AS xact_age,"
+          + " (now() - state_change)::text AS state_age, pg_blocking_pids(pid)::text AS blocked_by,"
+          + " left(query, 300) AS query"
+          + " FROM pg_stat_activity WHERE datname = $1 ORDER BY pid").execute(Tuple.of(db.database()))
+          .await().forEach(row -> report.append(row.toJson().encode()).append('\n'));
+      client.preparedQuery("SELECT l.pid, l.locktype, l.mode, l.granted, l.relation::regclass::text AS relation"
+          + " FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE d.datname = $1 AND NOT l.granted")
+          .execute(Tuple.of(db.database()))
+          .await().forEach(row -> report.append("waiting lock ").append(row.toJson().encode()).append('\n'));
+      return report.toString();
+    } finally {
+      client.close().await();
+    }
   }
 
   @Override
