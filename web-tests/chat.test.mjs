@@ -3,7 +3,7 @@
 // ones docs/ and the README show are copied to docs/img/ (see DOCS_IMAGES).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import jsQR from 'jsqr';
@@ -176,21 +176,44 @@ test('/app is served with a strict Content-Security-Policy and no inline script'
   assert.equal((await fetch(`${federation.http('s1')}/app`, { redirect: 'manual' })).status, 302);
 });
 
-test('two people chat across four servers with the seed\'s ticks', async () => {
-  try {
-    await chat();
-  } catch (e) {
-    // what each page showed when it failed, and what the pages reported
-    let n = 0;
-    for (const context of browser.contexts()) {
-      for (const page of context.pages()) {
-        await page.screenshot({ path: join(SHOTS, `failure-${n++}.png`) }).catch(() => {});
-      }
+/**
+ * A browser test that, when it fails, says what each open page showed (a screenshot in target/web-screenshots/,
+ * its address and banner), what the pages reported, and the warnings and errors each server logged last.
+ */
+function browserTest(name, body) {
+  test(name, async () => {
+    try {
+      await body();
+    } catch (e) {
+      e.message += `\n${await explain(name)}`;
+      throw e;
     }
-    e.message += `\npage problems: ${JSON.stringify(problems)}`;
-    throw e;
+  });
+}
+
+async function explain(name) {
+  const slug = name.replace(/[^a-z0-9]+/gi, '-').slice(0, 40);
+  const lines = [];
+  let n = 0;
+  for (const context of browser.contexts()) {
+    for (const page of context.pages()) {
+      const shot = join(SHOTS, `failure-${slug}-${n++}.png`);
+      await page.screenshot({ path: shot }).catch(() => {});
+      const banner = await page.evaluate(() => document.getElementById('banner')?.textContent).catch(() => '?');
+      lines.push(`page ${page.url()} (${shot}): banner ${JSON.stringify(banner)}`);
+    }
   }
-});
+  lines.push(`page problems: ${JSON.stringify(problems)}`);
+  for (const server of federation.servers.keys()) {
+    const log = join(RUN_DIR, `${server}.log`);
+    const noted = existsSync(log)
+      ? readFileSync(log, 'utf8').split('\n').filter((line) => / (WARN|ERROR) /.test(line)).slice(-5) : [];
+    lines.push(`${server}: ${noted.length ? noted.join('\n  ') : 'no warning logged'}`);
+  }
+  return lines.join('\n');
+}
+
+browserTest('two people chat across four servers with the seed\'s ticks', chat);
 
 async function chat() {
   const aliceKey = keygen(join(RUN_DIR, 'alice.key'), 'alice');
@@ -442,7 +465,7 @@ async function chat() {
   }
 }
 
-test('a key made in the browser is exported in the keygen format and works with the Java client', async () => {
+browserTest('a key made in the browser is exported in the keygen format and works with the Java client', async () => {
   const context = await browser.newContext({ acceptDownloads: true });
   const page = await newPage(context, 's1');
   await page.getByLabel('Login', { exact: true }).fill('carol');
@@ -478,7 +501,7 @@ test('a key made in the browser is exported in the keygen format and works with 
   await context.close();
 });
 
-test('a laptop CLI approves a phone-sized browser as a second device of one login; both read and write one '
+browserTest('a laptop CLI approves a phone-sized browser as a second device of one login; both read and write one '
   + 'encrypted history', async () => {
   for (const name of ['s1', 's3']) {
     if (!federation.servers.get(name).process) {
@@ -640,7 +663,7 @@ async function approveIn(page, text, done) {
   await page.getByRole('button', { name: 'Close' }).click();
 }
 
-test('a second device added by the text route reads the same history; a revoked device is signed out; a peer '
+browserTest('a second device added by the text route reads the same history; a revoked device is signed out; a peer '
   + 'with a v1 card is "not end-to-end encrypted"; a new browser takes the login back with the recovery '
   + 'key', async () => {
   for (const name of ['s1', 's2', 's3', 's4']) {

@@ -28,8 +28,21 @@ public final class SignatureVerifier {
     }
     this.limit = limit;
     this.metrics = Objects.requireNonNull(metrics);
-    // chooses the Ed25519 provider now, so that the startup log names it, rather than on the first check
+    // chooses the Ed25519 provider now (at once when chooseProvider did), so that the startup log names it, rather
+    // than on the first check
     Ed25519Verifiers.active();
+  }
+
+  /**
+   * Chooses the Ed25519 provider on a worker thread: loading the native one (its library unpacked and self-tested)
+   * takes a second or more on a busy machine, which no event loop may wait for. A node calls this before it builds
+   * its verifier.
+   */
+  public static Future<Void> chooseProvider(Vertx vertx) {
+    return vertx.executeBlocking(() -> {
+      Ed25519Verifiers.active();
+      return null;
+    }, false);
   }
 
   /** Without counting (unit tests). */

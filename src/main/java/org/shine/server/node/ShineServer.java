@@ -18,6 +18,7 @@ import org.shine.server.db.StorageHealth;
 import org.shine.server.delivery.DeliveryEngineVerticle;
 import org.shine.server.delivery.DeliveryVerticle;
 import org.shine.server.directory.DirectoryVerticle;
+import org.shine.server.dm.SignatureVerifier;
 import org.shine.server.gateway.GatewayVerticle;
 import org.shine.server.hub.HubRoutes;
 import org.shine.server.hub.HubVerticle;
@@ -70,6 +71,7 @@ public final class ShineServer {
     return Database.prepare(vertx, config.db(), config.serverLogin())
         .onSuccess(v -> health = StorageHealth.open(vertx, config.db()))
         .compose(v -> loadIdentity())
+        .compose(identity -> SignatureVerifier.chooseProvider(vertx).map(identity))
         .compose(identity -> {
           services = new NodeServices(vertx, config, clock, metrics, identity, health);
           return services.start();
