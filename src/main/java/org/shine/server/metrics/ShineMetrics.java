@@ -149,6 +149,9 @@ public final class ShineMetrics {
    * instance (open connections and requests; shine_ws_sessions counts the sessions, shine_peer_* the peers) under one
    * name: see {@link #forNode}.
    */
+  private static final String POOL_METERS = "vertx.pool.";
+  private static final String POOL_TYPE = "pool_type";
+  private static final List<String> PEER_POOLS = List.of("ws", "http");
   private static final List<String> GAUGES_MADE_PER_INSTANCE = List.of("vertx.sql.processing.pending",
       "vertx.eventbus.handlers", "vertx.eventbus.pending", "vertx.http.server.active.connections",
       "vertx.http.server.active.ws.connections", "vertx.http.server.active.requests",
@@ -169,6 +172,12 @@ public final class ShineMetrics {
     // counters are shared, but every gauge after the first is refused with a warning at each start, and the one kept
     // counts one instance only. Pools have meters of their own (vertx_pool_*), the event bus its message counters.
     registry.config().meterFilter(MeterFilter.deny(id -> GAUGES_MADE_PER_INSTANCE.contains(id.getName())));
+    // The peers' WebSocket and HTTP clients have a pool per peer address, labelled with the address (a label no
+    // meter here carries), made again each time a lost peer is dialed: its gauges were refused as already registered,
+    // with a warning, whenever a peer went away. The peers have meters of their own (shine_peer_*); the database
+    // pools keep theirs.
+    registry.config().meterFilter(MeterFilter.deny(id -> id.getName().startsWith(POOL_METERS)
+        && PEER_POOLS.contains(id.getTag(POOL_TYPE))));
     return new ShineMetrics(registry, registry, "shine-" + serverLogin + "-" + NODES.incrementAndGet());
   }
 

@@ -77,6 +77,9 @@ class QuietStartIT {
         TestServer back = world.restart(servers[1]);
         world.awaitPeersUp(servers[0], back);
         assertThat(warnings.text()).isEmpty();
+        // the peer clients' pools, one per peer address, are made again at each reconnection: none has meters
+        assertThat(Scrape.of(servers[0]).text()).contains("shine_peer_", "pool_type=\"sql\"")
+            .doesNotContain("pool_type=\"ws\"").doesNotContain("pool_type=\"http\"");
       }
     } finally {
       world.close();
