@@ -143,15 +143,16 @@ public final class ShineMetrics {
         .description("Hub events not acknowledged yet (sampled)").register(registry);
   }
 
+  /** Vert.x's pool meters, and the label that says what a pool serves (the peer clients' pools carry none). */
+  private static final String POOL_METERS = "vertx.pool.";
+  private static final String POOL_TYPE = "pool_type";
+  private static final List<String> PEER_POOLS = List.of("ws", "http");
   /**
    * Gauges Vert.x makes once per database connection (the SQL client's in-flight count), once per event-bus address
    * (the handler count and the pending messages, whose address label is off here) or once per HTTP server or client
    * instance (open connections and requests; shine_ws_sessions counts the sessions, shine_peer_* the peers) under one
    * name: see {@link #forNode}.
    */
-  private static final String POOL_METERS = "vertx.pool.";
-  private static final String POOL_TYPE = "pool_type";
-  private static final List<String> PEER_POOLS = List.of("ws", "http");
   private static final List<String> GAUGES_MADE_PER_INSTANCE = List.of("vertx.sql.processing.pending",
       "vertx.eventbus.handlers", "vertx.eventbus.pending", "vertx.http.server.active.connections",
       "vertx.http.server.active.ws.connections", "vertx.http.server.active.requests",
