@@ -31,7 +31,7 @@ class PoolCloseIT {
   /**
    * The close of a plain {@code pool.close()} caught while connections are opening never ended in 5 of 300 such
    * rounds here (vertx-pg-client 5.0.7, see {@link Database#close}); a round that does not close within 10 s fails.
-   * The race is random: without the fix this test fails in about nine runs out of ten.
+   * The race is random: without the fix this test failed in one of the two runs tried (at round 15).
    */
   @Test
   @DisplayName("a pool closed while its connections are still opening closes")

@@ -33,8 +33,9 @@ public final class Opened {
 
   /**
    * A small pool on {@code db}, closed at the end as the server closes its own ({@link Database#close}: never while a
-   * connection is still opening). A close that still takes longer than {@link #SLOW_CLOSE_SECONDS} is given up, with
-   * what the database's sessions were doing printed, instead of hanging the test run.
+   * connection is still opening; work still holding a connection is waited for {@link #SLOW_CLOSE_SECONDS}). A close
+   * that takes twice that is given up, with what the database's sessions were doing printed, instead of hanging the
+   * test run.
    */
   public Pool pool(TestDatabase db) {
     Pool pool = db.pool();
@@ -42,14 +43,8 @@ public final class Opened {
       try {
         Database.close(pool, SLOW_CLOSE_SECONDS * 1000).await(2 * SLOW_CLOSE_SECONDS, TimeUnit.SECONDS);
       } catch (TimeoutException e) {
-        String activity;
-        try {
-          activity = db.activity();
-        } catch (RuntimeException unread) {
-          activity = "(could not be read: " + unread + ")";
-        }
         System.err.println("a pool on " + db.config().database() + " did not close within " + 2 * SLOW_CLOSE_SECONDS
-            + " s (given up); its database's sessions:\n" + activity);
+            + " s (given up); its database's sessions:\n" + db.activity());
       }
     });
     return pool;

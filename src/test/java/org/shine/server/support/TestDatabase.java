@@ -7,6 +7,7 @@ import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.Tuple;
 import java.util.Locale;
 import java.util.UUID;
+import java.util.function.Function;
 import org.shine.server.config.AppConfig;
 import org.shine.server.db.Database;
 
@@ -58,25 +59,26 @@ public final class TestDatabase implements AutoCloseable {
 
   /**
    * What this database's sessions are doing, one line each (state, wait, age and statement), and the locks they
-   * wait for: printed by a test whose pool does not close, so that a hang names its statement.
+   * wait for, or why that could not be read: printed by a test whose pool does not close, so that a hang names its
+   * statement.
    */
   public String activity() {
-    SqlClient client = PgBuilder.client().with(Database.poolOptions(1))
-        .connectingTo(Database.connectOptions(db.withDatabase("postgres"))).using(vertx).build();
     try {
-      StringBuilder report = new StringBuilder();
-      client.preparedQuery("SELECT pid, state, wait_event_type, wait_event, (now() - xact_start)::text AS xact_age,"
-          + " (now() - state_change)::text AS state_age, pg_blocking_pids(pid)::text AS blocked_by,"
-          + " left(query, 300) AS query"
-          + " FROM pg_stat_activity WHERE datname = $1 ORDER BY pid").execute(Tuple.of(db.database()))
-          .await().forEach(row -> report.append(row.toJson().encode()).append('\n'));
-      client.preparedQuery("SELECT l.pid, l.locktype, l.mode, l.granted, l.relation::regclass::text AS relation"
-          + " FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE d.datname = $1 AND NOT l.granted")
-          .execute(Tuple.of(db.database()))
-          .await().forEach(row -> report.append("waiting lock ").append(row.toJson().encode()).append('\n'));
-      return report.toString();
-    } finally {
-      client.close().await();
+      return onAdmin(vertx, db, client -> {
+        StringBuilder report = new StringBuilder();
+        client.preparedQuery("SELECT pid, state, wait_event_type, wait_event, (now() - xact_start)::text AS xact_age,"
+            + " (now() - state_change)::text AS state_age, pg_blocking_pids(pid)::text AS blocked_by,"
+            + " left(query, 300) AS query"
+            + " FROM pg_stat_activity WHERE datname = $1 ORDER BY pid").execute(Tuple.of(db.database()))
+            .await().forEach(row -> report.append(row.toJson().encode()).append('\n'));
+        client.preparedQuery("SELECT l.pid, l.locktype, l.mode, l.granted, l.relation::regclass::text AS relation"
+            + " FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE d.datname = $1 AND NOT l.granted")
+            .execute(Tuple.of(db.database()))
+            .await().forEach(row -> report.append("waiting lock ").append(row.toJson().encode()).append('\n'));
+        return report.toString();
+      });
+    } catch (RuntimeException unread) {
+      return "(could not be read: " + unread + ")";
     }
   }
 
@@ -86,10 +88,15 @@ public final class TestDatabase implements AutoCloseable {
   }
 
   private static void admin(Vertx vertx, AppConfig.Db db, String sql) {
+    onAdmin(vertx, db, client -> client.query(sql).execute().await());
+  }
+
+  /** Runs {@code work} on a one-connection client of the server's {@code postgres} database, closed after it. */
+  private static <T> T onAdmin(Vertx vertx, AppConfig.Db db, Function<SqlClient, T> work) {
     SqlClient client = PgBuilder.client().with(Database.poolOptions(1))
         .connectingTo(Database.connectOptions(db.withDatabase("postgres"))).using(vertx).build();
     try {
-      client.query(sql).execute().await();
+      return work.apply(client);
     } finally {
       client.close().await();
     }
