@@ -3,12 +3,13 @@
 // ones docs/ and the README show are copied to docs/img/ (see DOCS_IMAGES).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import jsQR from 'jsqr';
 import { chromium } from 'playwright-core';
 import { Federation, ROOT, SCHEDULE_MS, keygen } from './federation.mjs';
+import { Witness } from './witness.mjs';
 
 const RUN_DIR = join(ROOT, 'target', 'web-tests');
 const SHOTS = join(ROOT, 'target', 'web-screenshots');
@@ -25,6 +26,11 @@ const DOCS_IMAGES = {
 let federation;
 let browser;
 const problems = [];
+const witness = new Witness({
+  browser: () => browser, federation: () => federation, runDir: RUN_DIR, shots: SHOTS, problems,
+});
+/** A browser test whose failure says what each page showed and did and what each server warned last. */
+const browserTest = (name, body) => witness.test(name, body);
 
 before(async () => {
   rmSync(RUN_DIR, { recursive: true, force: true });
@@ -42,6 +48,7 @@ after(async () => {
 
 async function newPage(context, server) {
   const page = await context.newPage();
+  witness.watch(page, server);
   page.on('console', (message) => {
     // a refused WebSocket while its server is down is the outage the test makes, not a fault of the page
     if (message.type() === 'error' && !/WebSocket connection to .* failed/.test(message.text())) {
@@ -175,43 +182,6 @@ test('/app is served with a strict Content-Security-Policy and no inline script'
   assert.doesNotMatch(html, /\sstyle=|<style/, 'no inline style');
   assert.equal((await fetch(`${federation.http('s1')}/app`, { redirect: 'manual' })).status, 302);
 });
-
-/**
- * A browser test that, when it fails, says what each open page showed (a screenshot in target/web-screenshots/,
- * its address and banner), what the pages reported, and the warnings and errors each server logged last.
- */
-function browserTest(name, body) {
-  test(name, async () => {
-    try {
-      await body();
-    } catch (e) {
-      e.message += `\n${await explain(name)}`;
-      throw e;
-    }
-  });
-}
-
-async function explain(name) {
-  const slug = name.replace(/[^a-z0-9]+/gi, '-').slice(0, 40);
-  const lines = [];
-  let n = 0;
-  for (const context of browser.contexts()) {
-    for (const page of context.pages()) {
-      const shot = join(SHOTS, `failure-${slug}-${n++}.png`);
-      await page.screenshot({ path: shot }).catch(() => {});
-      const banner = await page.evaluate(() => document.getElementById('banner')?.textContent).catch(() => '?');
-      lines.push(`page ${page.url()} (${shot}): banner ${JSON.stringify(banner)}`);
-    }
-  }
-  lines.push(`page problems: ${JSON.stringify(problems)}`);
-  for (const server of federation.servers.keys()) {
-    const log = join(RUN_DIR, `${server}.log`);
-    const noted = existsSync(log)
-      ? readFileSync(log, 'utf8').split('\n').filter((line) => / (WARN|ERROR) /.test(line)).slice(-5) : [];
-    lines.push(`${server}: ${noted.length ? noted.join('\n  ') : 'no warning logged'}`);
-  }
-  return lines.join('\n');
-}
 
 browserTest('two people chat across four servers with the seed\'s ticks', chat);
 

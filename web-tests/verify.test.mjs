@@ -4,9 +4,10 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
 import { Federation, ROOT, keygen } from './federation.mjs';
+import { Witness } from './witness.mjs';
 
 const RUN_DIR = join(ROOT, 'target', 'web-tests-verify');
 const SHOTS = join(ROOT, 'target', 'web-screenshots');
@@ -16,6 +17,9 @@ const WAIT = 30000;
 let federation;
 let browser;
 const problems = [];
+const witness = new Witness({
+  browser: () => browser, federation: () => federation, runDir: RUN_DIR, shots: SHOTS, problems,
+});
 
 before(async () => {
   rmSync(RUN_DIR, { recursive: true, force: true });
@@ -32,6 +36,7 @@ after(async () => {
 
 async function newPage(context, server = 's1') {
   const page = await context.newPage();
+  witness.watch(page, server);
   page.on('console', (message) => {
     if (message.type() === 'error') {
       problems.push(message.text());
@@ -61,7 +66,7 @@ function countLogins(page) {
   return counter;
 }
 
-test('a message changed in the server\'s database is shown as not verified, never as its text (nor is any text there)', async () => {
+witness.test('a message changed in the server\'s database is shown as not verified, never as its text (nor is any text there)', async () => {
   const aliceKey = keygen(join(RUN_DIR, 'alice.key'), 'alice');
   const bobKey = keygen(join(RUN_DIR, 'bob.key'), 'bob');
   const alice = await newPage(await browser.newContext());
@@ -108,7 +113,7 @@ test('a message changed in the server\'s database is shown as not verified, neve
   await bobContext.close();
 });
 
-test('a key file of another key for an existing login: "This key is not alice\'s key on this server", no retries,'
+witness.test('a key file of another key for an existing login: "This key is not alice\'s key on this server", no retries,'
   + ' and the user can import the right key or sign out', async () => {
   const aliceKey = join(RUN_DIR, 'alice.key'); // registered by the test above
   const impostor = keygen(join(RUN_DIR, 'impostor-alice.key'), 'alice');
@@ -149,7 +154,36 @@ test('a key file of another key for an existing login: "This key is not alice\'s
   await fresh.close();
 });
 
-test('a key file for a login this server does not know: "register first"', async () => {
+witness.test('a refused login whose card lookup meets a socket that closes, or one that never answers, still says why'
+  + ' (the lookup ends: no hang)', async () => {
+  const impostor = join(RUN_DIR, 'impostor-alice.key'); // made by the test above
+  for (const lookup of ['closed', 'silent']) {
+    const context = await browser.newContext();
+    let sockets = 0;
+    // the page's session socket goes to s1 itself; its card lookup after the refusal meets a server that closes the
+    // socket on the request, or one that reads it and never answers
+    await context.routeWebSocket(/\/ws$/, (ws) => {
+      if (++sockets === 1) {
+        ws.connectToServer();
+      } else if (lookup === 'closed') {
+        ws.onMessage(() => ws.close({ code: 1011, reason: 'gone' }));
+      } else {
+        ws.onMessage(() => {});
+      }
+    });
+    const page = await newPage(context);
+    await page.getByLabel('Import key').setInputFiles(impostor);
+    // with no card to look at, the refusal is said as the server gave it, never guessed as "not your key"
+    await page.getByText(/^The server refused to sign you in as alice\. /).waitFor({ timeout: WAIT });
+    assert.equal(await page.getByText('This key is not alice\'s key on this server.').count(), 0);
+    assert.equal(sockets, 2, 'the session socket and one lookup');
+    assert.equal(await page.locator('#me').textContent(), 'Not signed in');
+    await context.close();
+  }
+  assert.deepEqual(problems, []);
+});
+
+witness.test('a key file for a login this server does not know: "register first"', async () => {
   const stranger = keygen(join(RUN_DIR, 'stranger.key'), 'stranger');
   const context = await browser.newContext();
   const page = await newPage(context);
@@ -163,7 +197,7 @@ test('a key file for a login this server does not know: "register first"', async
   await context.close();
 });
 
-test('a key file for a login served by other servers: "register here again", one login try, no reconnection loop',
+witness.test('a key file for a login served by other servers: "register here again", one login try, no reconnection loop',
   async () => {
     const context = await browser.newContext();
     const page = await newPage(context, 's2'); // s2 has alice's card (relayed by s1) but is not her access server
@@ -179,7 +213,7 @@ test('a key file for a login served by other servers: "register here again", one
     await context.close();
   });
 
-test('a key made here for a login someone else has: registration says so in plain words and signs nothing in',
+witness.test('a key made here for a login someone else has: registration says so in plain words and signs nothing in',
   async () => {
     const context = await browser.newContext();
     const page = await newPage(context);
@@ -199,7 +233,7 @@ test('a key made here for a login someone else has: registration says so in plai
     await context.close();
   });
 
-test('before the modules run the page says it is loading; without JavaScript it says the chat needs it', async () => {
+witness.test('before the modules run the page says it is loading; without JavaScript it says the chat needs it', async () => {
   const context = await browser.newContext();
   const page = await context.newPage();
   let release;

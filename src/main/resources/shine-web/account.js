@@ -203,10 +203,11 @@ export function createAccount({ db, server, store, session, views, chat, outbox,
     let why = `The server refused to sign you in as ${identity.login}. ${plain(error, { login: identity.login })}`;
     if (error.status === 401) {
       // the login exists here (else 404): unless its card names this very key, the key is someone else's
-      const card = await publishedCard(identity.login);
+      // the card cannot be read (no answer): the refusal is said as the server gave it
+      const card = await publishedCard(identity.login).catch(() => undefined);
       if (card && Array.isArray(card.revokedKeysB64) && card.revokedKeysB64.includes(identity.publicKeyB64)) {
         why = REVOKED_TEXT.replace(', so this browser is signed out and its keys are forgotten', ': sign out here');
-      } else if (!listsKey(card, identity.publicKeyB64)) {
+      } else if (card !== undefined && !listsKey(card, identity.publicKeyB64)) {
         why = `This key is not ${identity.login}'s key on this server.`;
       }
     }

@@ -67,11 +67,7 @@ export class Connection {
       if (event && event.code === 1008 && String(event.reason).startsWith('KEY_REVOKED')) {
         this.stopped = true; // the key signs nothing any more: no reconnecting
       }
-      for (const { reject, timer } of this.pending.values()) {
-        clearTimeout(timer);
-        reject(new RequestError(0, 'CONNECTION_CLOSED', 'the connection closed'));
-      }
-      this.pending.clear();
+      failAll(this.pending, new RequestError(0, 'CONNECTION_CLOSED', 'the connection closed'));
       if (this.stopped) {
         if (event && event.code === 1008 && String(event.reason).startsWith('KEY_REVOKED')) {
           this.onState('revoked');
@@ -131,17 +127,80 @@ export class Connection {
       }
       return;
     }
-    const waiting = this.pending.get(frame.requestId);
-    if (!waiting) {
-      return;
-    }
-    this.pending.delete(frame.requestId);
-    clearTimeout(waiting.timer);
-    if (frame.status === 200) {
-      waiting.resolve(frame.payload || {});
-    } else {
-      const error = frame.error || {};
-      waiting.reject(new RequestError(frame.status, error.code || 'ERROR', error.message || ''));
-    }
+    answer(this.pending, frame);
   }
+}
+
+/** Settles the request `frame` answers, if one of `pending` waits for it. */
+function answer(pending, frame) {
+  const waiting = pending.get(frame.requestId);
+  if (!waiting) {
+    return;
+  }
+  pending.delete(frame.requestId);
+  clearTimeout(waiting.timer);
+  if (frame.status === 200) {
+    waiting.resolve(frame.payload || {});
+  } else {
+    const error = frame.error || {};
+    waiting.reject(new RequestError(frame.status, error.code || 'ERROR', error.message || ''));
+  }
+}
+
+/** Fails every request of `pending` with `error`. */
+function failAll(pending, error) {
+  for (const { reject, timer } of pending.values()) {
+    clearTimeout(timer);
+    reject(error);
+  }
+  pending.clear();
+}
+
+/**
+ * Runs `work(call)` on a WebSocket of its own that never logs in (reading or publishing a card), then closes it.
+ * `call(op, payload)` answers the payload of a 200 or fails with a RequestError: the server's status and code, TIMEOUT
+ * when no answer comes within `timeoutMs`, CONNECTION_CLOSED when the socket closes first. A socket that does not open
+ * within `timeoutMs` (or is refused) fails the whole with UNREACHABLE. So the answer always comes, in bounded time.
+ */
+export function anonymous(url, work, timeoutMs = REQUEST_TIMEOUT_MS) {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url);
+    const pending = new Map();
+    let next = 1;
+    let opened = false;
+    const opening = setTimeout(() => socket.close(), timeoutMs);
+    const call = (op, payload) => {
+      if (socket.readyState !== WebSocket.OPEN) {
+        return Promise.reject(new RequestError(0, 'CONNECTION_CLOSED', 'the connection closed'));
+      }
+      const requestId = `a-${next++}`;
+      return new Promise((ok, fail) => {
+        const timer = setTimeout(() => {
+          pending.delete(requestId);
+          fail(new RequestError(0, 'TIMEOUT', `${op} got no answer`));
+        }, timeoutMs);
+        pending.set(requestId, { resolve: ok, reject: fail, timer });
+        socket.send(JSON.stringify({ op, requestId, payload }));
+      });
+    };
+    socket.onmessage = (message) => {
+      try {
+        answer(pending, JSON.parse(message.data));
+      } catch (e) {
+        // not a frame of the protocol: nothing waits for it
+      }
+    };
+    socket.onopen = () => {
+      opened = true;
+      clearTimeout(opening);
+      Promise.resolve().then(() => work(call)).then(resolve, reject).finally(() => socket.close());
+    };
+    socket.onclose = () => {
+      clearTimeout(opening);
+      failAll(pending, new RequestError(0, 'CONNECTION_CLOSED', 'the connection closed'));
+      if (!opened) {
+        reject(new RequestError(0, 'UNREACHABLE', 'the server cannot be reached'));
+      }
+    };
+  });
 }

@@ -49,6 +49,7 @@ const SENTENCES = {
   OFFLINE: () => 'You are offline. This works again once the connection is back; the page reconnects by itself.',
   TIMEOUT: () => 'The server did not answer in time. Try again in a moment.',
   CONNECTION_CLOSED: () => 'The connection closed before the server answered. Try again once it is back.',
+  UNREACHABLE: () => 'The server cannot be reached right now. Try again in a moment.',
   // a message or receipt refused
   CONTAINER_TOO_LARGE: () => `This message is too long for the server (the limit is ${number(MAX_BODY_BYTES)} bytes, `
     + `${number(MAX_PLAIN_CHARS)} plain characters). Shorten it or split it into several messages.`,

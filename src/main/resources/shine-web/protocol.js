@@ -5,7 +5,7 @@ import { keysChangedText, nextCard, readCard, signCard } from './cards.js';
 import {
   Kind, b64decode, b64encode, baseKey as baseKeyOf, decodeBody, parseContainer, randomNonce, signContainer,
 } from './codec.js';
-import { Connection } from './conn.js';
+import { Connection, anonymous as anonymousOn } from './conn.js';
 import { isEncryptedBody, openBody, privateKeysOf, sealBody } from './hpke.js';
 import { Verifier } from './verify.js';
 
@@ -344,38 +344,15 @@ async function servedCard(call, login) {
   }
 }
 
-/** The card this server has for a login, or null. */
+/**
+ * The card this server has for a login, or null when it has none (404). Any other failure (no answer, the server
+ * unreachable or refusing) is thrown, never taken for "no card".
+ */
 export function publishedCard(login) {
-  return anonymous((call) => call('GetUserCard', { login })).then(({ card }) => card, () => null);
+  return anonymous((call) => servedCard(call, login));
 }
 
-/** Runs calls on a connection of its own that never logs in (registration). */
+/** Runs calls on a connection of its own to this page's server that never logs in (conn.js `anonymous`). */
 export function anonymous(work) {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(wsUrl());
-    const waiting = new Map();
-    let next = 1;
-    const call = (op, payload) => new Promise((ok, fail) => {
-      const requestId = `r-${next++}`;
-      waiting.set(requestId, { ok, fail });
-      socket.send(JSON.stringify({ op, requestId, payload }));
-    });
-    socket.onmessage = (m) => {
-      const frame = JSON.parse(m.data);
-      const w = waiting.get(frame.requestId);
-      if (w) {
-        waiting.delete(frame.requestId);
-        if (frame.status === 200) {
-          w.ok(frame.payload);
-        } else {
-          const error = new Error(`${frame.status} ${frame.error.code}: ${frame.error.message}`);
-          error.status = frame.status;
-          error.code = frame.error.code;
-          w.fail(error);
-        }
-      }
-    };
-    socket.onerror = () => reject(new Error('The server cannot be reached right now. Try again in a moment.'));
-    socket.onopen = () => work(call).then(resolve, reject).finally(() => socket.close());
-  });
+  return anonymousOn(wsUrl(), work);
 }
