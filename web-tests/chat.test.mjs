@@ -442,7 +442,7 @@ browserTest('a key made in the browser is exported in the keygen format and work
   await page.getByRole('button', { name: 'Create key' }).click();
   await page.getByRole('button', { name: 'Register' }).click();
   await page.getByLabel('Chat with').waitFor({ timeout: WAIT });
-  await page.getByText('Signed in as carol').waitFor({ timeout: WAIT });
+  await page.getByText('Signed in as carol', { exact: true }).waitFor({ timeout: WAIT });
   // the first run goes on to a chat: the page writes, the server takes it
   await page.getByLabel('Chat with').fill('alice');
   await page.getByLabel('Chat with').press('Enter');
@@ -451,7 +451,7 @@ browserTest('a key made in the browser is exported in the keygen format and work
   await expectState(page, 'hello from a new key', 'delivered');
   // the key is kept: a reload signs in again, no setup
   await page.reload();
-  await page.getByText('Signed in as carol').waitFor({ timeout: WAIT });
+  await page.getByText('Signed in as carol', { exact: true }).waitFor({ timeout: WAIT });
   assert.equal(await page.locator('#setup').isHidden(), true);
   const [download] = await Promise.all([
     page.waitForEvent('download'),
@@ -502,7 +502,7 @@ browserTest('a laptop CLI approves a phone-sized browser as a second device of o
     '--transfer-key', transferKey);
 
   // the phone signs in by itself and reads what the laptop wrote before it was added; the laptop reads the phone's
-  await phone.getByText('Signed in as grace').waitFor({ timeout: WAIT });
+  await phone.getByText('Signed in as grace', { exact: true }).waitFor({ timeout: WAIT });
   await phone.locator('button[data-peer="hank"]').click({ timeout: WAIT });
   await message(phone, 'written on the laptop').waitFor({ timeout: WAIT });
   await send(phone, 'written on the phone');
@@ -604,7 +604,7 @@ async function createAndRegister(page, login, second) {
     await page.getByLabel('and its WebSocket URL').fill(federation.url(second));
   }
   await page.getByRole('button', { name: 'Register' }).click();
-  await page.getByText(`Signed in as ${login}`).waitFor({ timeout: WAIT });
+  await page.getByText(`Signed in as ${login}`, { exact: true }).waitFor({ timeout: WAIT });
 }
 
 async function send(page, text) {
@@ -669,7 +669,7 @@ browserTest('a second device added by the text route reads the same history; a r
   await approveIn(d1, request, /^Added /);
 
   // the new browser signs in by itself and reads the history written before it was added
-  await d2.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+  await d2.getByText('Signed in as dave', { exact: true }).waitFor({ timeout: WAIT });
   await d2.locator('button[data-peer="erin"]').click({ timeout: WAIT });
   await message(d2, 'before the second device').waitFor({ timeout: WAIT });
   await e3.locator('button[data-peer="dave"]').click({ timeout: WAIT });
@@ -695,7 +695,7 @@ browserTest('a second device added by the text route reads the same history; a r
   await d3.getByRole('heading', { name: 'Waiting for approval' }).waitFor({ timeout: WAIT });
   const thirdRequest = await d3.getByLabel('This browser\'s keys').inputValue();
   await approveIn(d1, thirdRequest, /^Added /);
-  await d3.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+  await d3.getByText('Signed in as dave', { exact: true }).waitFor({ timeout: WAIT });
 
   // dave revokes the second one from his first device: it is signed out, with words that say why
   const secondKey = request.match(/device key: (\S+)/)[1];
@@ -709,7 +709,7 @@ browserTest('a second device added by the text route reads the same history; a r
   assert.equal(await d2.locator('#chat').isHidden(), true);
   await shot(d2, 'revoked');
   // with the new encryption key, both sides still read what follows
-  await d1.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+  await d1.getByText('Signed in as dave', { exact: true }).waitFor({ timeout: WAIT });
   await d1.locator('button[data-peer="erin"]').click({ timeout: WAIT });
   await send(d1, 'after the revocation');
   await message(e3, 'after the revocation').waitFor({ timeout: WAIT });
@@ -765,7 +765,7 @@ browserTest('a second device added by the text route reads the same history; a r
   const card = JSON.parse(federation.sql('s1', 'SELECT card_json FROM user_card WHERE login = \'dave\'').trim() || '{}');
   assert.equal(card.recoveryKeyB64, JSON.parse(readFileSync(recoveryFile, 'utf8')).publicKeyB64);
   assert.equal(card.retiredKeys.length, 1);
-  await d1.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+  await d1.getByText('Signed in as dave', { exact: true }).waitFor({ timeout: WAIT });
   await d1.locator('button[data-peer="erin"]').click({ timeout: WAIT });
   await send(d1, 'with a rotated key');
   await e3.locator('li[data-verified="true"]', { hasText: 'with a rotated key' }).waitFor({ timeout: WAIT });
@@ -809,7 +809,7 @@ browserTest('a second device added by the text route reads the same history; a r
   const recoverContext = await browser.newContext();
   const r1 = await newPage(recoverContext, 's1');
   await r1.locator('#recover-key').setInputFiles(recoveryFile);
-  await r1.getByText('Signed in as dave').waitFor({ timeout: WAIT });
+  await r1.getByText('Signed in as dave', { exact: true }).waitFor({ timeout: WAIT });
   await r1.getByText(/^Recovered dave: this browser is now your only device/).waitFor({ timeout: WAIT });
   const after = davesCard();
   assert.equal(after.epoch, (before.epoch || 0) + 1);
