@@ -26,8 +26,8 @@ import org.shine.server.model.HistoryQuery;
 import org.shine.server.model.StoredCopy;
 
 /**
- * SQL of the message store: {@code dm_message} copies, their {@code dm_delivery} rows, {@code sync_outbox}
- * items with their {@code sync_queue} rows and the hub entries of the copies' events. Reads and writes take many copies at once so concurrent requests share one round trip.
+ * SQL of the message store: {@code dm_message} copies, their {@code dm_delivery} rows, their {@code sync_queue}
+ * rows and the hub entries of the copies' events. Reads and writes take many copies at once so concurrent requests share one round trip.
  */
 public final class DmRepository {
   /*
@@ -44,9 +44,9 @@ public final class DmRepository {
 
   /*
    * One statement, hence one atomic transaction, for a whole batch: upsert the copies (a higher revision replaces
-   * the stored one, anything else leaves it), then create the delivery row of every outgoing copy written, one
-   * outbox item per copy written, its sync queue rows when it is unsynced (SyncQueueSql) and the hub entry of every copy
-   * written that carries one (HubQueueSql).
+   * the stored one, anything else leaves it), then create the delivery row of every outgoing copy written, the sync
+   * queue row of every copy written unsynced (a copy is its own sync item: SyncQueueSql.queueCopies) and the hub entry
+   * of every copy written that carries one (HubQueueSql).
    */
   private static final String STORE_COPIES =
       "WITH input AS ("
@@ -77,16 +77,11 @@ public final class DmRepository {
           + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key"
           + " WHERE w.direction = 2"
           + " ON CONFLICT (base_key, revision) DO NOTHING"
-          + "), outbox AS ("
-          + " INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms)"
-          + " SELECT w.owner, CASE WHEN w.direction = 2 THEN 1 ELSE 2 END, w.base_key, w.revision, i.synced, $11"
-          + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key"
-          + " ON CONFLICT (owner, item_type, item_key, revision) DO NOTHING"
-          + " RETURNING sync_id, owner, item_type, item_key, synced, created_at_ms"
           + ")"
-          + SyncQueueSql.queueHeld("SELECT o.sync_id, o.owner, o.item_type, o.item_key, o.created_at_ms,"
-              + " i.sync_hold AS visible_at_ms FROM outbox o JOIN input i ON i.owner = o.owner AND i.base_key = o.item_key"
-              + " WHERE NOT o.synced", "$18")
+          + SyncQueueSql.queueCopies("SELECT w.owner, CASE WHEN w.direction = 2 THEN 1 ELSE 2 END AS item_type,"
+              + " w.base_key AS item_key, w.revision, $11::int8 AS created_at_ms, i.sync_hold AS visible_at_ms"
+              + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key WHERE NOT i.synced",
+              "$18")
           + HubQueueSql.queue("SELECT i.owner AS login, i.hub_key AS event_key, i.hub_body AS body, i.ord"
               + " FROM written w JOIN input i ON i.owner = w.owner AND i.base_key = w.base_key"
               + " WHERE i.hub_body <> ''", "$11")

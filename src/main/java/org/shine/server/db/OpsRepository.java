@@ -28,10 +28,14 @@ public final class OpsRepository {
       "SELECT s.server_login, (SELECT count(*) FROM sync_queue q WHERE q.sibling = s.server_login AND "
           + SyncQueueSql.shared("q.sibling", "$1") + ")"
           + " FROM (SELECT DISTINCT server_login FROM (" + SyncQueueSql.siblings("$1") + ") known) s";
+  /* a copy's row and an outbox item's are counted through their own partial index each (V13) */
   private static final String USER_LAG =
-      "SELECT other.server_login, count(q.sync_id) FROM user_access_servers_current other"
-          + " LEFT JOIN sync_queue q ON q.owner = other.login AND q.sibling = other.server_login"
-          + " WHERE other.login = $1 AND other.server_login <> $2 GROUP BY other.server_login";
+      "SELECT other.server_login,"
+          + " (SELECT count(*) FROM sync_queue q WHERE q.owner = other.login AND q.sibling = other.server_login"
+          + " AND q.item_type IN (1, 2))"
+          + " + (SELECT count(*) FROM sync_queue q WHERE q.owner = other.login AND q.sibling = other.server_login"
+          + " AND q.item_type > 2)"
+          + " FROM user_access_servers_current other WHERE other.login = $1 AND other.server_login <> $2";
   private static final String DELIVERIES =
       "SELECT base_key, revision, owner, state, accepted_at_ms, attempts, next_attempt_at_ms, updated_at_ms"
           + " FROM dm_delivery WHERE state = $1 ORDER BY accepted_at_ms, base_key LIMIT $2";

@@ -1,10 +1,11 @@
 package org.shine.server.db;
 
 /**
- * The sync queue's part of a write statement (PROTOCOL §8): an outbox item written unsynced is owed to each sibling of
- * its owner (the owner's current routes other than this server, while this server is one of them), and its
+ * The sync queue's part of a write statement (PROTOCOL §8): an item written unsynced is owed to each sibling of its
+ * owner (the owner's current routes other than this server, while this server is one of them), and its
  * {@code sync_queue} rows go in with it, in the same statement, hence the same transaction — a crash or a failure
- * leaves both or neither (the transactional outbox). The sibling's ACK deletes its row.
+ * leaves both or neither (the transactional outbox). The sibling's ACK deletes its row. A DM copy is its own item
+ * (one queue row, no outbox item: V13); receipts, tombstones and settings are outbox items with a row per sibling.
  */
 final class SyncQueueSql {
   private SyncQueueSql() {
@@ -12,29 +13,49 @@ final class SyncQueueSql {
 
   /**
    * The CTE that queues {@code items} (a SELECT of {@code sync_id, owner, item_type, item_key, created_at_ms} of
-   * unsynced items just written) for the siblings of their owners, {@code selfParam} naming this server. Appended
-   * after the statement's own CTEs (with a leading comma). The rows are offered at once.
+   * unsynced outbox items just written: receipts, tombstones, settings) for the siblings of their owners,
+   * {@code selfParam} naming this server: one row per item and sibling, offered at once. Appended after the
+   * statement's own CTEs (with a leading comma).
    */
   static String queue(String items, String selfParam) {
-    return queue(items, "0", selfParam);
-  }
-
-  /**
-   * As {@link #queue(String, String)}, for {@code items} that also select {@code visible_at_ms}: when a page may
-   * offer each row (a pair waiting for its forward, V10).
-   */
-  static String queueHeld(String items, String selfParam) {
-    return queue(items, "i.visible_at_ms", selfParam);
-  }
-
-  private static String queue(String items, String visibleAt, String selfParam) {
-    return ", sync_queued AS (INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, created_at_ms,"
-        + " visible_at_ms)"
-        + " SELECT r.server_login, i.sync_id, i.owner, i.item_type, i.item_key, i.created_at_ms, " + visibleAt
+    return ", sync_queued AS (INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, created_at_ms)"
+        + " SELECT r.server_login, i.sync_id, i.owner, i.item_type, i.item_key, i.created_at_ms"
         + " FROM (" + items + ") i"
         + " JOIN user_access_servers_current r ON r.login = i.owner AND r.server_login <> " + selfParam
         + " WHERE " + served("i.owner", selfParam)
         + " ON CONFLICT DO NOTHING)";
+  }
+
+  /* the arbiter of a copy's one row (V13): unique per copy; rows of other items have one per item and sibling */
+  static final String COPY_KEY = "(owner, item_key) WHERE item_type IN (1, 2)";
+
+  /**
+   * The CTE that owes {@code copies} (a SELECT of {@code owner, item_type, item_key, revision, created_at_ms,
+   * visible_at_ms} of copies just written unsynced) to their owners' siblings: one row per copy, for the owner's other
+   * route while {@code selfParam} is one of its routes ({@link #siblingOf}), else for nobody yet ({@code ''}). A
+   * copy's new revision replaces its row under a new sync_id, so a sibling is offered it even after its cursor passed
+   * the old one. Appended after the statement's own CTEs (with a leading comma).
+   */
+  static String queueCopies(String copies, String selfParam) {
+    return ", sync_queued AS (INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, revision,"
+        + " created_at_ms, visible_at_ms)"
+        + " SELECT " + siblingOf("c.owner", selfParam) + ", nextval('sync_outbox_sync_id_seq'), c.owner,"
+        + " c.item_type, c.item_key, c.revision, c.created_at_ms, c.visible_at_ms FROM (" + copies + ") c"
+        + " ON CONFLICT " + COPY_KEY + " DO UPDATE SET sibling = EXCLUDED.sibling,"
+        + " sync_id = EXCLUDED.sync_id, item_type = EXCLUDED.item_type, revision = EXCLUDED.revision,"
+        + " created_at_ms = EXCLUDED.created_at_ms, visible_at_ms = EXCLUDED.visible_at_ms"
+        + " WHERE sync_queue.revision < EXCLUDED.revision)";
+  }
+
+  /**
+   * Who a copy of the login in column {@code owner} is owed to: the owner's other current route while {@code self}
+   * is one of its routes (the lowest serverLogin, should a card ever list more than two), else {@code ''}
+   * (nobody yet). One probe of the owner's routes.
+   */
+  static String siblingOf(String owner, String self) {
+    return "COALESCE((SELECT min(r.server_login) FILTER (WHERE r.server_login <> " + self + ")"
+        + " FROM user_access_servers_current r WHERE r.login = " + owner
+        + " HAVING bool_or(r.server_login = " + self + ")), '')";
   }
 
   /**

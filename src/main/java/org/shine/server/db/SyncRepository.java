@@ -15,13 +15,17 @@ import java.util.function.Function;
 /**
  * SQL of the two-server sync (PROTOCOL §8): pages of the per-sibling queue ({@code sync_queue}), ACKs, the forward
  * mark, resets, the queue's part of a route change, and lag (the settings themselves are {@link SettingsRepository}'s).
- * An unsynced outbox item has one queue row per sibling it is owed to, written with the item ({@link SyncQueueSql})
+ * A DM copy is its own item: one queue row while it is owed (to its owner's sibling, or to nobody yet: {@code ''}),
+ * written and replaced with the copy ({@link SyncQueueSql#queueCopies}) and deleted by the sibling's ACK; no row means
+ * some sibling has the copy's current revision. Receipts, tombstones and settings are {@code sync_outbox} items, one
+ * per revision, with one queue row per sibling they are owed to, written with the item ({@link SyncQueueSql#queue})
  * and deleted by that sibling's ACK; {@code sync_outbox.synced} says whether some sibling has the item. A sibling only
  * ever sees and ACKs items of owners whose current routes list both it and this server (PROTOCOL §6a): checked per
- * queue row, and the rows of a sibling an owner leaves are deleted with the route change ({@link #followRoutes}).
+ * queue row, and with the route change the rows of a sibling an owner leaves go, or move to its new sibling for a
+ * copy ({@link #followRoutes}).
  */
 public final class SyncRepository {
-  /** Item types of {@code sync_outbox}. */
+  /** Item types of sync: a copy (a pair, an incoming copy) is its own queue row, the others are outbox items. */
   public static final int PAIR = 1;
   public static final int INCOMING = 2;
   public static final int RECEIPT = 3;
@@ -30,34 +34,34 @@ public final class SyncRepository {
 
   /* the queue row's owner is routed to both the puller ($1) and this server ($3) */
   private static final String SHARED = SyncQueueSql.shared("$1", "$3");
+  /* a copy's row (y: the alias), as the partial unique index sync_queue_copy names it: its probes use that index */
+  private static final String COPY_ROW = "y.item_type IN (1, 2)";
   /*
-   * The puller's ACK deletes its own rows (one primary-key probe each) and marks the items synced: some sibling has
-   * them, so a sibling that replaces it later is not owed them. The outbox rows are found by a key probe and updated
-   * through their ctid, as the forward mark below: the cost follows the batch, never the backlog (a cached plan made
-   * while the table was small could otherwise scan it).
+   * The puller's ACK deletes its own rows (one primary-key probe each): a copy whose row is gone is synced. Outbox
+   * items (receipts, tombstones, settings) are marked synced too: some sibling has them, so a sibling that replaces it
+   * later is not owed them. Those are found by a key probe and updated through their ctid: the cost follows the
+   * batch, never the backlog (a cached plan made while the table was small could otherwise scan it).
    */
   static final String ACK =
       "WITH acked AS (DELETE FROM sync_queue q WHERE q.sibling = $1 AND q.settings = $4 AND q.sync_id = ANY($2::int8[])"
-          + " AND " + SHARED + " RETURNING q.sync_id),"
+          + " AND " + SHARED + " RETURNING q.sync_id, q.item_type),"
           + " marked AS (UPDATE sync_outbox o SET synced = true"
-          + " FROM (SELECT (SELECT x.ctid FROM sync_outbox x WHERE x.sync_id = a.sync_id) AS tid FROM acked a) a"
+          + " FROM (SELECT (SELECT x.ctid FROM sync_outbox x WHERE x.sync_id = a.sync_id) AS tid FROM acked a"
+          + " WHERE a.item_type > " + INCOMING + ") a"
           + " WHERE o.ctid = a.tid AND NOT o.synced)"
           + " SELECT count(*) FROM acked";
   /*
-   * Items the owner's sibling is known to hold need no sync: a pair it acknowledged by ReceiveOutcomingMessage (the
+   * Copies the owner's sibling is known to hold need no sync: a pair it acknowledged by ReceiveOutcomingMessage (the
    * forward of seed §4 step 7), or a copy this server pulled from it and found already stored here (so the sibling
-   * has what we have: the same revision). Each outbox item is marked synced and its queue rows for the owner's
-   * current routes go, for a batch at once, each row found by a key probe.
+   * has what we have: that revision). Each copy's row goes unless it owes a newer revision (what the sibling has
+   * replaces an older one), for a batch at once, each row found by a probe of its copy's key.
    */
   static final String MARK_SIBLING_HAS =
-      "WITH items AS (SELECT x.ctid AS tid, x.sync_id, x.owner"
-          + " FROM unnest($1::text[], $2::int2[], $3::text[], $4::int8[]) AS f(owner, item_type, item_key, revision)"
-          + " CROSS JOIN LATERAL (SELECT x.ctid, x.sync_id, x.owner FROM sync_outbox x WHERE x.owner = f.owner"
-          + " AND x.item_type = f.item_type AND x.item_key = f.item_key AND x.revision = f.revision) x),"
-          + " dequeued AS (DELETE FROM sync_queue q USING (SELECT (SELECT y.ctid FROM sync_queue y"
-          + " WHERE y.sibling = r.server_login AND NOT y.settings AND y.sync_id = i.sync_id) AS tid"
-          + " FROM items i JOIN user_access_servers_current r ON r.login = i.owner) d WHERE q.ctid = d.tid)"
-          + " UPDATE sync_outbox o SET synced = true FROM items i WHERE o.ctid = i.tid AND NOT o.synced";
+      "DELETE FROM sync_queue q USING (SELECT (SELECT y.ctid FROM sync_queue y WHERE y.owner = f.owner"
+          + " AND y.item_key = f.item_key AND " + COPY_ROW + " AND y.item_type = f.item_type"
+          + " AND y.revision <= f.revision) AS tid"
+          + " FROM unnest($1::text[], $2::int2[], $3::text[], $4::int8[]) AS f(owner, item_type, item_key, revision)) d"
+          + " WHERE q.ctid = d.tid";
   /*
    * Bookkeeping whose loss only repeats idempotent work (an ACK or a mark lost in a crash: the item is sent once more
    * and stored as a repeat) commits without waiting for the WAL flush: never a stored copy, a delivery state a client
@@ -83,41 +87,52 @@ public final class SyncRepository {
           + " ORDER BY q.sync_id LIMIT $2)"
           + " SELECT p.sync_id, p.owner, s.key, s.value_json, s.updated_at_ms FROM page p"
           + " JOIN user_setting s ON s.owner = p.owner AND s.key = p.item_key ORDER BY p.sync_id";
-  /* every item of the owner back to unsynced, and owed again to each sibling ($2: this server) */
+  /*
+   * every item of the owner back to unsynced, and owed again to each sibling ($2: this server): each copy's row made
+   * anew (a new sync_id, so a sibling's cursor does not skip it), each outbox item flipped and queued; counted are the
+   * items that were synced before (a copy without a row, an outbox item marked synced)
+   */
   private static final String MARK_UNSYNCED =
-      "WITH reset AS (UPDATE sync_outbox SET synced = false WHERE owner = $1 AND synced RETURNING sync_id)"
+      "WITH reset AS (UPDATE sync_outbox SET synced = false WHERE owner = $1 AND synced RETURNING sync_id),"
+          + " copies AS (INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, revision, created_at_ms)"
+          + " SELECT " + SyncQueueSql.siblingOf("m.owner", "$2") + ", nextval('sync_outbox_sync_id_seq'), m.owner,"
+          + " CASE WHEN m.direction = 2 THEN " + PAIR + " ELSE " + INCOMING + " END, m.base_key, m.revision,"
+          + " m.stored_at_ms FROM dm_message m WHERE m.owner = $1"
+          + " ON CONFLICT " + SyncQueueSql.COPY_KEY + " DO UPDATE SET sibling = EXCLUDED.sibling,"
+          + " sync_id = EXCLUDED.sync_id, revision = EXCLUDED.revision, visible_at_ms = 0"
+          + " RETURNING xmax = 0 AS was_synced)"
           + SyncQueueSql.queue("SELECT sync_id, owner, item_type, item_key, created_at_ms FROM sync_outbox"
               + " WHERE owner = $1", "$2")
-          + " SELECT count(*) FROM reset";
+          + " SELECT (SELECT count(*) FROM reset) + (SELECT count(*) FROM copies WHERE was_synced)";
   /*
-   * After the owner's routes changed ($2: this server): the rows of a server that is no longer its sibling go, and
-   * each sibling now is owed what no sibling has yet (the owner's unsynced items, read through the owner's part of
-   * the outbox's unique key: a route change is rare, an index entry less on every item written is not) — as the
-   * synced flag alone decided before there was a queue.
+   * After the owner's routes changed ($2: this server): each copy still owed goes to the owner's sibling now (or to
+   * nobody yet); the outbox items' rows of a server that is no longer its sibling go, and each sibling now is owed
+   * the outbox items no sibling has yet (the owner's unsynced items, read through the owner's part of the outbox's
+   * unique key: a route change is rare, an index entry less on every item written is not) — as the synced flag alone
+   * decided before there was a queue.
    */
   static final String FOLLOW_ROUTES =
-      "WITH gone AS (DELETE FROM sync_queue q WHERE q.owner = $1"
+      "WITH moved AS (UPDATE sync_queue q SET sibling = s.sibling"
+          + " FROM (SELECT " + SyncQueueSql.siblingOf("$1", "$2") + " AS sibling) s"
+          + " WHERE q.owner = $1 AND " + COPY_ROW.replace("y.", "q.") + " AND q.sibling <> s.sibling),"
+          + " gone AS (DELETE FROM sync_queue q WHERE q.owner = $1 AND q.item_type > " + INCOMING
           + " AND NOT COALESCE(" + SyncQueueSql.shared("q.sibling", "$2") + ", false))"
           + SyncQueueSql.queue("SELECT sync_id, owner, item_type, item_key, created_at_ms FROM sync_outbox"
               + " WHERE owner = $1 AND NOT synced", "$2")
           + " SELECT 1";
   /*
    * Pairs whose forward failed: their rows are offered at once instead of at the hold's end. As the sibling-has mark:
-   * each outbox item found by its key, then its row for each of the owner's routes by the queue's primary key.
+   * each copy's row found by its key (the row of that revision only: a newer one has a hold of its own).
    */
   static final String RELEASE_HELD =
-      "UPDATE sync_queue q SET visible_at_ms = 0 FROM (SELECT (SELECT y.ctid FROM sync_queue y"
-          + " WHERE y.sibling = r.server_login AND NOT y.settings AND y.sync_id = x.sync_id) AS tid"
-          + " FROM unnest($1::text[], $2::int2[], $3::text[], $4::int8[]) AS f(owner, item_type, item_key, revision)"
-          + " CROSS JOIN LATERAL (SELECT x.sync_id FROM sync_outbox x WHERE x.owner = f.owner"
-          + " AND x.item_type = f.item_type AND x.item_key = f.item_key AND x.revision = f.revision) x"
-          + " JOIN user_access_servers_current r ON r.login = f.owner) d"
+      "UPDATE sync_queue q SET visible_at_ms = 0 FROM (SELECT (SELECT y.ctid FROM sync_queue y WHERE y.owner = f.owner"
+          + " AND y.item_key = f.item_key AND " + COPY_ROW + " AND y.revision = f.revision) AS tid"
+          + " FROM unnest($1::text[], $2::int2[], $3::text[], $4::int8[]) AS f(owner, item_type, item_key, revision)) d"
           + " WHERE q.ctid = d.tid AND q.visible_at_ms > 0";
-  /* one primary-key probe of the item, one of its queue row */
+  /* one probe of the copy's row */
   private static final String OWES_PAIR =
-      "SELECT EXISTS (SELECT 1 FROM sync_outbox x JOIN sync_queue q ON q.sibling = $1 AND NOT q.settings"
-          + " AND q.sync_id = x.sync_id WHERE x.owner = $2 AND x.item_type = " + PAIR
-          + " AND x.item_key = $3 AND x.revision = $4)";
+      "SELECT EXISTS (SELECT 1 FROM sync_queue y WHERE y.owner = $2 AND y.item_key = $3 AND " + COPY_ROW
+          + " AND y.item_type = " + PAIR + " AND y.revision = $4 AND y.sibling = $1)";
   private static final String LAG =
       "SELECT count(*), min(q.created_at_ms) FROM sync_queue q WHERE q.sibling = $1 AND "
           + SyncQueueSql.shared("$1", "$2");

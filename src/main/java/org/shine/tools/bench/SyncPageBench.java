@@ -19,7 +19,7 @@ import org.shine.server.model.CopyWrite;
 
 /**
  * {@code bench sync-page}: the source's database work per DmSyncBatch and UserSettingsSyncBatch page (PROTOCOL §8)
- * timed beside a growing number of synced outbox items, in a fresh database. This server is {@code s1}, the puller
+ * timed beside a growing number of synced copies, in a fresh database. This server is {@code s1}, the puller
  * {@code s2}; {@code owners} users are routed to both, the synced history and the pending items are spread over
  * them. The pending items are written by the product's own statement (a batch of incoming copies, unsynced).
  */
@@ -53,10 +53,11 @@ final class SyncPageBench {
           + " CASE WHEN p = 0 THEN 'ws://127.0.0.1:1/ws' ELSE 'ws://127.0.0.1:2/ws' END"
           + " FROM generate_series(0, $1 - 1) g CROSS JOIN (VALUES (0::int2), (1::int2)) AS r(p)")
           .execute(Tuple.of(owners, SELF, SIBLING)).await();
-      // the history: items the sibling has ACKed long ago (flat: no copies behind them, the page never reads one)
-      pool.preparedQuery("INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms)"
-          + " SELECT 'u' || (g % $2), 2, 'h' || g, 0, true, 0 FROM generate_series(1, $1) g")
-          .execute(Tuple.of(synced, owners)).await();
+      // the history: copies the sibling has ACKed long ago (a copy is its own sync item: a synced one has no queue
+      // row, only its place in dm_message, which a page reads by key for the copies it offers)
+      pool.preparedQuery("INSERT INTO dm_message (owner, base_key, direction, peer, created_at_ms, revision, blob,"
+          + " stored_at_ms) SELECT 'u' || (g % $2), 'h' || g, 1, 'bob', 0, 0, '\\x01', 0"
+          + " FROM generate_series(1, $1) g").execute(Tuple.of(synced, owners)).await();
       writePending(vertx, pool, pending, owners);
       pool.query("VACUUM ANALYZE").execute().await();
       SyncRepository outbox = new SyncRepository(pool, SELF);

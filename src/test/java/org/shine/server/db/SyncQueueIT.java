@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -82,7 +83,7 @@ class SyncQueueIT {
 
   @Test
   @DisplayName("an unsynced copy, signal and local setting are queued for the owner's sibling by the statement that"
-      + " writes them; a synced item, and one of an owner without a sibling here, are not")
+      + " writes them; a synced item is not; a copy of an owner without a sibling here is owed to nobody yet")
   void queuedWithTheItem() {
     store(incoming("alice", "a1", false), incoming("alice", "a2", true), incoming("carol", "c1", false),
         incoming("dave", "d1", false), incoming("erin", "e1", false));
@@ -93,7 +94,11 @@ class SyncQueueIT {
 
     assertThat(queued("s2")).containsExactly("alice/a1/dm", "alice/alice|receipt|1/dm", "alice/theme/settings");
     assertThat(queued("s3")).containsExactly("carol/c1/dm");
-    assertThat(count("SELECT count(*) FROM sync_queue WHERE owner IN ('dave', 'erin') OR sibling = 's1'")).isZero();
+    assertThat(count("SELECT count(*) FROM sync_queue WHERE owner IN ('dave', 'erin') AND sibling <> ''"
+        + " OR sibling = 's1'")).isZero();
+    assertThat(queued("")).containsExactly("dave/d1/dm", "erin/e1/dm");
+    assertThat(count("SELECT count(*) FROM sync_outbox WHERE item_type IN (1, 2)")).as("a copy is its own item")
+        .isZero();
   }
 
   @Test
@@ -111,22 +116,63 @@ class SyncQueueIT {
     assertThat(sync.ack("s2", Lane.DM, List.of(ids.get(0))).await()).isZero();
 
     assertThat(queued("s2")).containsExactly("alice/a2/dm");
-    assertThat(count("SELECT count(*) FROM sync_outbox WHERE synced AND item_key = 'a1'")).isEqualTo(1);
-    assertThat(count("SELECT count(*) FROM sync_outbox WHERE NOT synced AND item_key = 'a2'")).isEqualTo(1);
     assertThat(sync.dmPage("s2", 0, 10).await()).extracting(DmItem::syncId).containsExactly(ids.get(1));
+  }
+
+  @Test
+  @DisplayName("the sibling's ACK of a receipt or setting marks its outbox item synced")
+  void ackMarksOutboxItems() {
+    signals.store("alice", new SignalRepository.Signal("alice|receipt|1", 3, "alice", "a1", 1, new byte[] {3}),
+        false, null, 0, 1, null).await();
+    settings.setLocal("alice", "theme", "\"dark\"", 1).await();
+    List<Long> ids = syncIds("alice");
+
+    assertThat(sync.ack("s2", Lane.DM, ids).await()).isEqualTo(1);
+    assertThat(sync.ack("s2", Lane.SETTINGS, ids).await()).isEqualTo(1);
+
+    assertThat(queued("s2")).isEmpty();
+    assertThat(count("SELECT count(*) FROM sync_outbox WHERE synced AND owner = 'alice'")).isEqualTo(2);
+  }
+
+  @Test
+  @DisplayName("a copy's new revision replaces its row under a new syncId, so a sibling whose cursor passed the old"
+      + " one is offered it; an ACK of the old syncId leaves the new revision owed")
+  void newRevisionReplacesTheRow() {
+    store(incoming("alice", "a1", false));
+    long first = syncIds("alice").get(0);
+    assertThat(sync.dmPage("s2", 0, 10).await()).extracting(DmItem::syncId).containsExactly(first);
+
+    store(CopyWrite.incoming(new CopyKey("alice", "a1"), "bob", 7, 1, "a1 edited".getBytes(StandardCharsets.UTF_8),
+        false, null));
+    assertThat(sync.ack("s2", Lane.DM, List.of(first)).await()).isZero();
+
+    List<DmItem> page = sync.dmPage("s2", first, 10).await();
+    assertThat(page).singleElement().satisfies(item -> {
+      assertThat(item.syncId()).isGreaterThan(first);
+      assertThat(new String(item.blob(), StandardCharsets.UTF_8)).isEqualTo("a1 edited");
+    });
+    assertThat(count("SELECT count(*) FROM sync_queue WHERE owner = 'alice' AND revision = 1")).isEqualTo(1);
+    assertThat(sync.ack("s2", Lane.DM, List.of(page.get(0).syncId())).await()).isEqualTo(1);
+    assertThat(queued("s2")).isEmpty();
   }
 
   @Test
   @DisplayName("a server sees and ACKs only items of owners routed to it and to s1, even a row left for it")
   void nonSiblingSeesNothing() {
     store(incoming("alice", "a1", false), incoming("carol", "c1", false));
-    // a row for s3 of alice's, as an item written in the instant her routes changed could leave
+    signals.store("alice", new SignalRepository.Signal("alice|receipt|1", 3, "alice", "a1", 1, new byte[] {3}),
+        false, null, 0, 1, null).await();
+    // rows for s3 of alice's, as items written in the instant her routes changed could leave
     pool.query("INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, created_at_ms)"
         + " SELECT 's3', sync_id, owner, item_type, item_key, created_at_ms FROM sync_outbox WHERE owner = 'alice'")
         .execute().await();
+    pool.query("INSERT INTO dm_message (owner, base_key, direction, peer, created_at_ms, revision, blob,"
+        + " stored_at_ms) VALUES ('alice', 'a9', 1, 'bob', 7, 0, '\\x61', 7)").execute().await();
+    pool.query("INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, created_at_ms)"
+        + " VALUES ('s3', nextval('sync_outbox_sync_id_seq'), 'alice', 2, 'a9', 7)").execute().await();
 
     assertThat(sync.dmPage("s3", 0, 10).await()).extracting(DmItem::owner).containsExactly("carol");
-    assertThat(sync.dmPage("s2", 0, 10).await()).extracting(DmItem::owner).containsExactly("alice");
+    assertThat(sync.dmPage("s2", 0, 10).await()).extracting(DmItem::owner).containsExactly("alice", "alice");
     assertThat(sync.dmPage("s9", 0, 10).await()).isEmpty();
     assertThat(sync.ack("s3", Lane.DM, syncIds("alice")).await()).isZero();
     assertThat(sync.ack("s2", Lane.DM, syncIds("carol")).await()).isZero();
@@ -146,9 +192,10 @@ class SyncQueueIT {
     assertThat(sync.markAllUnsynced("alice").await()).isEqualTo(3);
     assertThat(sync.markAllUnsynced("dave").await()).isZero();
 
-    assertThat(queued("s2")).containsExactly("alice/a1/dm", "alice/a2/dm", "alice/theme/settings");
+    assertThat(queued("s2")).as("each copy owed anew, after the settings item's own syncId")
+        .containsExactly("alice/theme/settings", "alice/a1/dm", "alice/a2/dm");
     assertThat(count("SELECT count(*) FROM sync_outbox WHERE synced")).isZero();
-    assertThat(count("SELECT count(*) FROM sync_queue WHERE owner = 'dave'")).isZero();
+    assertThat(queued("")).as("dave's copy stays owed to nobody").containsExactly("dave/d1/dm");
     assertThat(sync.settingsPage("s2", 0, 10).await()).singleElement()
         .satisfies(item -> assertThat(item.key()).isEqualTo("theme"));
   }
@@ -183,21 +230,20 @@ class SyncQueueIT {
         HeldItem.forwardedPair("alice", "nope", 0))).await()).isEqualTo(1);
 
     assertThat(queued("s2")).containsExactly("alice/p2/dm");
-    assertThat(count("SELECT count(*) FROM sync_outbox WHERE synced AND item_key = 'p1'")).isEqualTo(1);
   }
 
   @Test
-  @DisplayName("a copy the sibling holds (found stored here when pulled from it) leaves the queue, only at that"
-      + " revision and type")
+  @DisplayName("a copy the sibling holds (found stored here when pulled from it) leaves the queue at that revision"
+      + " and type; a copy of another type, or one owed at a newer revision, stays")
   void siblingHasCopyDequeues() {
-    store(incoming("alice", "c1", false), incoming("alice", "c2", false));
+    store(incoming("alice", "c1", false), incoming("alice", "c2", false),
+        CopyWrite.incoming(new CopyKey("alice", "c3"), "bob", 7, 2, new byte[] {3}, false, null));
 
     assertThat(sync.markSiblingHas(List.of(new HeldItem("alice", SyncRepository.INCOMING, "c1", 0),
-        new HeldItem("alice", SyncRepository.INCOMING, "c2", 1), new HeldItem("alice", SyncRepository.PAIR, "c2", 0)))
-        .await()).as("another revision or type of c2 is not the item owed").isEqualTo(1);
+        new HeldItem("alice", SyncRepository.PAIR, "c2", 0), new HeldItem("alice", SyncRepository.INCOMING, "c3", 1)))
+        .await()).isEqualTo(1);
 
-    assertThat(queued("s2")).containsExactly("alice/c2/dm");
-    assertThat(count("SELECT count(*) FROM sync_outbox WHERE synced AND item_key = 'c1'")).isEqualTo(1);
+    assertThat(queued("s2")).containsExactly("alice/c2/dm", "alice/c3/dm");
   }
 
   @Test
@@ -213,7 +259,8 @@ class SyncQueueIT {
     assertThat(sync.dmPage("s3", 0, 10).await()).extracting(DmItem::owner).containsExactly("alice");
 
     changeRoutes("alice", "s2", "s3");
-    assertThat(count("SELECT count(*) FROM sync_queue")).isZero();
+    assertThat(count("SELECT count(*) FROM sync_queue WHERE sibling <> ''")).isZero();
+    assertThat(queued("")).as("owed to nobody while s1 is not her server").containsExactly("alice/a2/dm");
 
     changeRoutes("alice", "s3", "s1");
     assertThat(queued("s3")).containsExactly("alice/a2/dm");
@@ -235,30 +282,71 @@ class SyncQueueIT {
   @Test
   @DisplayName("the migration owes what was unsynced before it to the owner's sibling, as named by the migrator")
   void migrationFillsTheQueue() {
+    onMigratedDatabase(oldPool -> {
+      oldPool.query("DROP TABLE sync_queue").execute().await();
+      oldPool.query("DELETE FROM schema_migration WHERE version = 9").execute().await();
+      oldPool.query("INSERT INTO user_card (login, public_key, version, card_json, updated_at_ms) VALUES"
+          + " ('alice', '\\x00', 1, '{}', 0), ('dave', '\\x00', 1, '{}', 0)").execute().await();
+      oldPool.query("INSERT INTO user_access_servers_current (login, position, server_login, url) VALUES"
+          + " ('alice', 0, 's1', 'ws://127.0.0.1:1/ws'), ('alice', 1, 's2', 'ws://127.0.0.1:2/ws'),"
+          + " ('dave', 0, 's1', 'ws://127.0.0.1:1/ws')").execute().await();
+      oldPool.query("INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms) VALUES"
+          + " ('alice', 2, 'a1', 0, false, 1), ('alice', 5, 'theme', 1, false, 2), ('alice', 2, 'a2', 0, true, 3),"
+          + " ('dave', 2, 'd1', 0, false, 4)").execute().await();
+
+      new Migrator(oldPool, SELF).migrate().await();
+
+      List<String> rows = new ArrayList<>();
+      for (Row row : oldPool.query("SELECT sibling, item_key, settings FROM sync_queue ORDER BY sync_id").execute()
+          .await()) {
+        rows.add(row.getString(0) + "/" + row.getString(1) + "/" + row.getBoolean(2));
+      }
+      assertThat(rows).containsExactly("s2/a1/false", "s2/theme/true");
+    });
+  }
+
+  @Test
+  @DisplayName("V13 makes each copy its own item: the newest unsynced revision keeps one row (owed to nobody when no"
+      + " sibling is owed it), a synced copy none, and the outbox keeps receipts, tombstones and settings only")
+  void copiesBecomeTheirOwnItems() {
+    onMigratedDatabase(oldPool -> {
+      // back to V12's shape
+      oldPool.query("DROP INDEX sync_queue_copy, sync_queue_owner").execute().await();
+      oldPool.query("ALTER TABLE sync_queue DROP COLUMN revision").execute().await();
+      oldPool.query("CREATE INDEX sync_queue_owner ON sync_queue (owner, sibling)").execute().await();
+      oldPool.query("DELETE FROM schema_migration WHERE version = 13").execute().await();
+      oldPool.query("INSERT INTO sync_outbox (sync_id, owner, item_type, item_key, revision, synced, created_at_ms)"
+          + " VALUES (1, 'alice', 2, 'a1', 0, false, 1), (2, 'alice', 2, 'a1', 1, false, 2),"
+          + " (3, 'alice', 1, 'p1', 0, true, 3), (4, 'alice', 3, 'alice|receipt|1', 1, false, 4),"
+          + " (5, 'dave', 2, 'd1', 0, false, 5)").execute().await();
+      oldPool.query("INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, created_at_ms) VALUES"
+          + " ('s2', 1, 'alice', 2, 'a1', 1), ('s2', 2, 'alice', 2, 'a1', 2),"
+          + " ('s2', 4, 'alice', 3, 'alice|receipt|1', 4)").execute().await();
+
+      new Migrator(oldPool, SELF).migrate().await();
+
+      List<String> rows = new ArrayList<>();
+      for (Row row : oldPool.query("SELECT sibling, sync_id, item_key, revision FROM sync_queue ORDER BY sync_id")
+          .execute().await()) {
+        rows.add(row.getString(0) + "/" + row.getLong(1) + "/" + row.getString(2) + "/" + row.getLong(3));
+      }
+      assertThat(rows).containsExactly("s2/2/a1/1", "s2/4/alice|receipt|1/0", "/5/d1/0");
+      List<String> items = new ArrayList<>();
+      for (Row row : oldPool.query("SELECT item_key FROM sync_outbox ORDER BY sync_id").execute().await()) {
+        items.add(row.getString(0));
+      }
+      assertThat(items).containsExactly("alice|receipt|1");
+    });
+  }
+
+  /** Runs {@code steps} on a database of its own, migrated to today's schema, closed after. */
+  private static void onMigratedDatabase(Consumer<Pool> steps) {
     TestDatabase old = TestDatabase.create(vertx);
     try {
       Database.prepare(vertx, old.config()).await();
       Pool oldPool = old.pool();
       try {
-        oldPool.query("DROP TABLE sync_queue").execute().await();
-        oldPool.query("DELETE FROM schema_migration WHERE version = 9").execute().await();
-        oldPool.query("INSERT INTO user_card (login, public_key, version, card_json, updated_at_ms) VALUES"
-            + " ('alice', '\\x00', 1, '{}', 0), ('dave', '\\x00', 1, '{}', 0)").execute().await();
-        oldPool.query("INSERT INTO user_access_servers_current (login, position, server_login, url) VALUES"
-            + " ('alice', 0, 's1', 'ws://127.0.0.1:1/ws'), ('alice', 1, 's2', 'ws://127.0.0.1:2/ws'),"
-            + " ('dave', 0, 's1', 'ws://127.0.0.1:1/ws')").execute().await();
-        oldPool.query("INSERT INTO sync_outbox (owner, item_type, item_key, revision, synced, created_at_ms) VALUES"
-            + " ('alice', 2, 'a1', 0, false, 1), ('alice', 5, 'theme', 1, false, 2), ('alice', 2, 'a2', 0, true, 3),"
-            + " ('dave', 2, 'd1', 0, false, 4)").execute().await();
-
-        new Migrator(oldPool, SELF).migrate().await();
-
-        List<String> rows = new ArrayList<>();
-        for (Row row : oldPool.query("SELECT sibling, item_key, settings FROM sync_queue ORDER BY sync_id").execute()
-            .await()) {
-          rows.add(row.getString(0) + "/" + row.getString(1) + "/" + row.getBoolean(2));
-        }
-        assertThat(rows).containsExactly("s2/a1/false", "s2/theme/true");
+        steps.accept(oldPool);
       } finally {
         oldPool.close().await();
       }
@@ -322,7 +410,8 @@ class SyncQueueIT {
 
   private static List<Long> syncIds(String owner) {
     List<Long> ids = new ArrayList<>();
-    for (Row row : pool.preparedQuery("SELECT sync_id FROM sync_outbox WHERE owner = $1 ORDER BY sync_id")
+    for (Row row : pool.preparedQuery("SELECT sync_id FROM sync_outbox WHERE owner = $1"
+        + " UNION SELECT sync_id FROM sync_queue WHERE owner = $1 ORDER BY sync_id")
         .execute(Tuple.of(owner)).await()) {
       ids.add(row.getLong(0));
     }

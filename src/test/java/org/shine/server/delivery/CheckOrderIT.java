@@ -89,7 +89,7 @@ class CheckOrderIT {
     ShineClient session = loggedIn(alice);
     SignedPair pair = pair(alice, "bob", CLOCK.millis(), 0, "first");
     assertThat(await(session.sendPair(pair)).get("deliveryState").asText()).isEqualTo("delivered");
-    long outbox = count("SELECT count(*) FROM sync_outbox");
+    long syncItems = count("SELECT (SELECT count(*) FROM sync_outbox) + (SELECT count(*) FROM sync_queue)");
 
     // WHEN the same bytes come again 11 minutes later (a client retrying after a lost answer)
     CLOCK.advance(BEYOND_SKEW);
@@ -99,7 +99,8 @@ class CheckOrderIT {
     assertThat(again.get("outgoingKey").asText()).isEqualTo(pair.outgoing().messageKey());
     assertThat(again.get("deliveryState").asText()).isEqualTo("delivered");
     assertThat(rowsOf(pair.outgoing().baseKey())).isEqualTo(2);
-    assertThat(count("SELECT count(*) FROM sync_outbox")).isEqualTo(outbox);
+    assertThat(count("SELECT (SELECT count(*) FROM sync_outbox) + (SELECT count(*) FROM sync_queue)"))
+        .isEqualTo(syncItems);
   }
 
   @Test
@@ -233,7 +234,7 @@ class CheckOrderIT {
     assertRefused(receiveIncoming(plain, self), 400, ErrorCode.SELF_MESSAGE);
 
     assertThat(rowsOf(self.baseKey())).isZero();
-    assertThat(count("SELECT count(*) FROM sync_outbox WHERE item_key = $1", self.baseKey()))
+    assertThat(count("SELECT count(*) FROM sync_queue WHERE item_key = $1", self.baseKey()))
         .isZero();
   }
 

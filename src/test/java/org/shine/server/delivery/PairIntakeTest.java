@@ -407,7 +407,9 @@ class PairIntakeTest {
 
   private static List<Boolean> outboxSyncedOf(String baseKey) {
     List<Boolean> synced = new ArrayList<>();
-    pool.preparedQuery("SELECT synced FROM sync_outbox WHERE item_key = $1 ORDER BY owner")
+    // a stored copy is synced when no sync queue row owes it to anybody (V13: a copy is its own sync item)
+    pool.preparedQuery("SELECT NOT EXISTS (SELECT 1 FROM sync_queue q WHERE q.owner = m.owner"
+            + " AND q.item_key = m.base_key) FROM dm_message m WHERE m.base_key = $1 ORDER BY m.owner")
         .execute(Tuple.of(baseKey)).await().forEach(row -> synced.add(row.getBoolean(0)));
     return synced;
   }

@@ -124,7 +124,7 @@ class SendMessagePairIT {
   }
 
   @Test
-  @DisplayName("re-sending identical bytes is an ACK that adds no row, no outbox item and no event")
+  @DisplayName("re-sending identical bytes is an ACK that adds no row, no sync item and no event")
   void identicalResendIsIdempotent() {
     ShineClient aliceSession = alice.session(vertx, server);
     ShineClient bobSession = bob.session(vertx, server);
@@ -133,7 +133,7 @@ class SendMessagePairIT {
     SignedPair pair = pair(alice, "bob", "once", 0);
     JsonNode first = aliceSession.sendPair(pair).await();
     long rowsBefore = count("SELECT count(*) FROM dm_message WHERE base_key = $1", pair.outgoing().baseKey());
-    long outboxBefore = count("SELECT count(*) FROM sync_outbox WHERE item_key = $1", pair.outgoing().baseKey());
+    long queuedBefore = count("SELECT count(*) FROM sync_queue WHERE item_key = $1", pair.outgoing().baseKey());
 
     JsonNode again = aliceSession.sendPair(pair).await();
     aliceSession.request("GetUserCard", ShineClient.object().put("login", "bob")).await();
@@ -141,9 +141,9 @@ class SendMessagePairIT {
 
     assertThat(again).isEqualTo(first);
     assertThat(rowsBefore).isEqualTo(2);
-    assertThat(outboxBefore).isEqualTo(2);
+    assertThat(queuedBefore).as("one sync item per copy").isEqualTo(2);
     assertThat(count("SELECT count(*) FROM dm_message WHERE base_key = $1", pair.outgoing().baseKey())).isEqualTo(2);
-    assertThat(count("SELECT count(*) FROM sync_outbox WHERE item_key = $1", pair.outgoing().baseKey())).isEqualTo(2);
+    assertThat(count("SELECT count(*) FROM sync_queue WHERE item_key = $1", pair.outgoing().baseKey())).isEqualTo(2);
     assertThat(count("SELECT count(*) FROM dm_delivery WHERE base_key = $1", pair.outgoing().baseKey())).isEqualTo(1);
     assertThat(events).hasSize(1);
   }
@@ -205,11 +205,11 @@ class SendMessagePairIT {
   void atomicity() {
     ShineClient aliceSession = alice.session(vertx, server);
     SignedPair doomed = pair(alice, "bob", "doomed", 0);
-    // GIVEN the outbox insert fails for this one message, inside the same transaction as the copies
+    // GIVEN the sync queue insert fails for this one message, inside the same transaction as the copies
     sql.query("CREATE OR REPLACE FUNCTION fail_outbox() RETURNS trigger AS $$ BEGIN"
         + " IF NEW.item_key = '" + doomed.outgoing().baseKey() + "' THEN RAISE EXCEPTION 'injected failure'; END IF;"
         + " RETURN NEW; END $$ LANGUAGE plpgsql").execute().await();
-    sql.query("CREATE TRIGGER fail_outbox BEFORE INSERT ON sync_outbox FOR EACH ROW EXECUTE FUNCTION fail_outbox()")
+    sql.query("CREATE TRIGGER fail_outbox BEFORE INSERT ON sync_queue FOR EACH ROW EXECUTE FUNCTION fail_outbox()")
         .execute().await();
     List<Future<JsonNode>> healthy = new ArrayList<>();
     Future<JsonNode> doomedSend;
@@ -225,7 +225,7 @@ class SendMessagePairIT {
     } catch (java.util.concurrent.TimeoutException e) {
       throw new AssertionError(e);
     } finally {
-      sql.query("DROP TRIGGER fail_outbox ON sync_outbox").execute().await();
+      sql.query("DROP TRIGGER fail_outbox ON sync_queue").execute().await();
     }
     // THEN it alone fails, nothing of it is stored, and a retry after the fault succeeds
     assertThat(doomedSend.failed()).isTrue();
@@ -234,7 +234,7 @@ class SendMessagePairIT {
     String baseKey = doomed.outgoing().baseKey();
     assertThat(count("SELECT count(*) FROM dm_message WHERE base_key = $1", baseKey)).isZero();
     assertThat(count("SELECT count(*) FROM dm_delivery WHERE base_key = $1", baseKey)).isZero();
-    assertThat(count("SELECT count(*) FROM sync_outbox WHERE item_key = $1", baseKey)).isZero();
+    assertThat(count("SELECT count(*) FROM sync_queue WHERE item_key = $1", baseKey)).isZero();
     assertThat(aliceSession.sendPair(doomed).await().get("deliveryState").asText()).isEqualTo("delivered");
     assertThat(count("SELECT count(*) FROM dm_message WHERE base_key = $1", baseKey)).isEqualTo(2);
   }

@@ -557,7 +557,7 @@ class BadInputIT {
       }
       for (SignedPair pair : refused) {
         assertThat(rowsOf(tightSql, pair)).as("copies of refused %s", pair.outgoing().baseKey()).isZero();
-        assertThat(count(tightSql, "SELECT count(*) FROM sync_outbox WHERE item_key = $1",
+        assertThat(count(tightSql, "SELECT count(*) FROM sync_queue WHERE item_key = $1",
             pair.outgoing().baseKey())).isZero();
       }
       assertThat(count(tightSql, "SELECT count(*) FROM dm_delivery")).isEqualTo(accepted.size());
@@ -762,13 +762,13 @@ class BadInputIT {
   // ---- helpers -------------------------------------------------------------------------------------------
 
   /** Row counts of every table a refused request must leave alone. */
-  private record Snapshot(long cards, long routes, long messages, long deliveries, long outbox) {
+  private record Snapshot(long cards, long routes, long messages, long deliveries, long syncItems) {
   }
 
   private static Snapshot stored() {
     Row row = await(sql.query("SELECT (SELECT count(*) FROM user_card), (SELECT count(*) FROM"
         + " user_access_servers_current), (SELECT count(*) FROM dm_message), (SELECT count(*) FROM dm_delivery),"
-        + " (SELECT count(*) FROM sync_outbox)").execute()).iterator().next();
+        + " (SELECT count(*) FROM sync_outbox) + (SELECT count(*) FROM sync_queue)").execute()).iterator().next();
     return new Snapshot(row.getLong(0), row.getLong(1), row.getLong(2), row.getLong(3), row.getLong(4));
   }
 

@@ -82,7 +82,7 @@ class HubTransactionIT {
     String baseKey = pair.outgoing().baseKey();
     assertThat(sql.count("SELECT count(*) FROM dm_message WHERE base_key = $1", baseKey)).isZero();
     assertThat(sql.count("SELECT count(*) FROM dm_delivery WHERE base_key = $1", baseKey)).isZero();
-    assertThat(sql.count("SELECT count(*) FROM sync_outbox WHERE item_key = $1", baseKey)).isZero();
+    assertThat(sql.count("SELECT count(*) FROM sync_queue WHERE item_key = $1", baseKey)).isZero();
     assertThat(sql.count("SELECT count(*) FROM hub_queue WHERE login = $1", bob.login())).isZero();
 
     // AND once entries are accepted again, the same bytes store the copies, the row, the items and the entry
@@ -90,7 +90,7 @@ class HubTransactionIT {
     assertThat(session.sendPair(pair).await().get("deliveryState").asText()).isEqualTo("delivered");
     assertThat(sql.count("SELECT count(*) FROM dm_message WHERE base_key = $1", baseKey)).isEqualTo(2);
     assertThat(sql.count("SELECT count(*) FROM dm_delivery WHERE base_key = $1", baseKey)).isEqualTo(1);
-    assertThat(sql.count("SELECT count(*) FROM sync_outbox WHERE item_key = $1", baseKey)).isEqualTo(2);
+    assertThat(sql.count("SELECT count(*) FROM sync_queue WHERE item_key = $1", baseKey)).isEqualTo(2);
     JsonNode event = HubHttp.ok(hub.get("/messages?waitS=0", access));
     assertThat(event.get("op").asText()).isEqualTo("IncomingDirectMessage");
     assertThat(event.at("/payload/baseKey").asText()).isEqualTo(baseKey);
