@@ -14,7 +14,8 @@ import java.util.function.Function;
 
 /**
  * SQL of the two-server sync (PROTOCOL §8): pages of the per-sibling queue ({@code sync_queue}), ACKs, the forward
- * mark, resets, the queue's part of a route change, and lag (the settings themselves are {@link SettingsRepository}'s).
+ * mark, resets and the queue's part of a route change (the settings themselves are {@link SettingsRepository}'s;
+ * what is owed per sibling, {@link OpsRepository}'s).
  * A DM copy is its own item: one queue row while it is owed (to its owner's sibling, or to nobody yet: {@code ''}),
  * written and replaced with the copy ({@link SyncQueueSql#queueCopies}) and deleted by the sibling's ACK; no row means
  * some sibling has the copy's current revision. Receipts, tombstones and settings are {@code sync_outbox} items, one
@@ -133,9 +134,6 @@ public final class SyncRepository {
   private static final String OWES_PAIR =
       "SELECT EXISTS (SELECT 1 FROM sync_queue y WHERE y.owner = $2 AND y.item_key = $3 AND " + COPY_ROW
           + " AND y.item_type = " + PAIR + " AND y.revision = $4 AND y.sibling = $1)";
-  private static final String LAG =
-      "SELECT count(*), min(q.created_at_ms) FROM sync_queue q WHERE q.sibling = $1 AND "
-          + SyncQueueSql.shared("$1", "$2");
   private static final String SIBLINGS = SyncQueueSql.siblings("$1");
 
   private final Pool pool;
@@ -265,14 +263,6 @@ public final class SyncRepository {
     return conn.preparedQuery(FOLLOW_ROUTES).execute(Tuple.of(owner, self)).mapEmpty();
   }
 
-  /** Items owed to {@code sibling} and the creation time of the oldest (null when none). */
-  public Future<Lag> lag(String sibling) {
-    return pool.preparedQuery(LAG).execute(Tuple.of(sibling, self)).map(rows -> {
-      Row row = rows.iterator().next();
-      return new Lag(row.getLong(0), row.getLong(1));
-    });
-  }
-
   /** The other access servers of the users this server serves. */
   public Future<List<Sibling>> siblings(String me) {
     return pool.preparedQuery(SIBLINGS).execute(Tuple.of(me)).map(rows -> {
@@ -306,10 +296,6 @@ public final class SyncRepository {
 
   /** One settings outbox item, with the setting's current value. */
   public record SettingItem(long syncId, String owner, String key, String valueJson, long updatedAtMs) {
-  }
-
-  /** Items not yet ACKed by a sibling. */
-  public record Lag(long unsynced, Long oldestCreatedAtMs) {
   }
 
   /** A sibling's two queues: DM items (pairs, copies, receipts, tombstones), and settings items. */

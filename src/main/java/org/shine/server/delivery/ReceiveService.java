@@ -113,7 +113,7 @@ public final class ReceiveService {
 
   /**
    * An item pulled from the owner's sibling that was stored here already (same revision or a newer one): the sibling
-   * has it, so this server's own outbox item of that revision is not owed to it (no work twice: one of the two
+   * has it, so this server's own copy of that revision is not owed to it (no work twice: one of the two
    * servers that both stored a copy pulls it, the other is told by the ACK, and nothing crosses back).
    */
   private void siblingHolds(PairIntake.Intake taken, String owner, int itemType, String baseKey, long revision) {

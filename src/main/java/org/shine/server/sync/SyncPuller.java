@@ -1,7 +1,6 @@
 package org.shine.server.sync;
 
 import io.vertx.core.Future;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -36,22 +35,20 @@ public final class SyncPuller {
   private final PageWalk walk;
   private final SettingItemApplier settingItems;
   private final DmItemApplier dmItems;
-  private final Clock clock;
   private final StorageHealth health;
   private final Backoff pacing;
   private final Set<String> pulling = new HashSet<>();
   private boolean ticking;
-  /** What the last pull from each sibling reported (a pull that brings nothing new logs at debug). */
-  private final Map<String, Reported> lastReported = new HashMap<>();
+  /** What the last pull from each sibling left unACKed there (a pull that brings nothing new logs at debug). */
+  private final Map<String, Integer> lastLeft = new HashMap<>();
 
   SyncPuller(AppConfig config, SyncRepository repository, PageWalk walk, SettingItemApplier settingItems,
-      DmItemApplier dmItems, Clock clock, StorageHealth health) {
+      DmItemApplier dmItems, StorageHealth health) {
     this.config = Objects.requireNonNull(config);
     this.repository = Objects.requireNonNull(repository);
     this.walk = Objects.requireNonNull(walk);
     this.settingItems = Objects.requireNonNull(settingItems);
     this.dmItems = Objects.requireNonNull(dmItems);
-    this.clock = Objects.requireNonNull(clock);
     this.health = Objects.requireNonNull(health);
     this.pacing = new Backoff(config.sync().periodMs(), config.sync().periodMs() * MAX_BACKOFF_PERIODS);
   }
@@ -119,41 +116,32 @@ public final class SyncPuller {
     PullRun run = new PullRun(sibling);
     return settingsPages(run, PullStats.NONE)
         .compose(s -> dmPages(run, s))
-        .compose(s -> repository.lag(sibling.serverLogin()).map(lag -> {
-          report(sibling, s, lag.unsynced(), lag.oldestCreatedAtMs() == null ? 0
-              : clock.millis() - lag.oldestCreatedAtMs());
-          return s;
-        }))
+        .onSuccess(s -> report(sibling, s))
         .onFailure(failure -> LOG.debug("sync pull stopped [sibling: {}]: {}", sibling.serverLogin(),
             failure.getMessage()))
         .onComplete(ar -> pulling.remove(sibling.url()));
   }
 
   /**
-   * One line per pull at INFO when it stored or quarantined something, or what is owed to the sibling or left
-   * unACKed there changed; a periodic pull that finds nothing new (every {@code sync.periodMs}) logs at DEBUG only.
+   * One line per pull at INFO when it stored or quarantined something, or what it left unACKed there changed; a
+   * periodic pull that finds nothing new (every {@code sync.periodMs}) logs at DEBUG only. What this server owes the
+   * sibling is not counted here: a count walks the whole backlog, on every pull of a busy pair of servers, for a log
+   * line; the gauge {@code shine_sync_lag_items} and the admin API read it when asked.
    */
-  private void report(Sibling sibling, PullStats s, long owed, long oldestOwedMs) {
-    Reported now = new Reported(owed, s.left());
-    Reported before = lastReported.get(sibling.url());
-    boolean news = s.stored() + s.quarantined() > 0 || !now.equals(before);
-    if (lastReported.size() >= MAX_SIBLINGS_REMEMBERED && before == null) {
-      lastReported.clear();
+  private void report(Sibling sibling, PullStats s) {
+    Integer before = lastLeft.get(sibling.url());
+    boolean news = s.stored() + s.quarantined() > 0 || before == null || before != s.left();
+    if (lastLeft.size() >= MAX_SIBLINGS_REMEMBERED && before == null) {
+      lastLeft.clear();
     }
-    lastReported.put(sibling.url(), now);
+    lastLeft.put(sibling.url(), s.left());
     if (news) {
       LOG.info("sync pull [sibling: {}, settings: {}, dm: {}, dropped: {}, quarantined: {}, left unACKed: {},"
-          + " pages: {}, owed to it: {}, oldest owed: {} ms]", sibling.serverLogin(), s.settings().stored(),
-          s.dm().stored(), s.settings().dropped(), s.quarantined(), s.left(), s.settings().pages() + s.dm().pages(),
-          owed, oldestOwedMs);
+          + " pages: {}]", sibling.serverLogin(), s.settings().stored(), s.dm().stored(), s.settings().dropped(),
+          s.quarantined(), s.left(), s.settings().pages() + s.dm().pages());
     } else {
-      LOG.debug("sync pull: nothing new [sibling: {}, owed to it: {}, left unACKed: {}]", sibling.serverLogin(),
-          owed, s.left());
+      LOG.debug("sync pull: nothing new [sibling: {}, left unACKed: {}]", sibling.serverLogin(), s.left());
     }
-  }
-
-  /** What a pull report said of a sibling. */
-  private record Reported(long owed, int left) {
   }
 
   private Future<PullStats> settingsPages(PullRun run, PullStats stats) {

@@ -40,7 +40,7 @@ public final class SyncVerticle extends VerticleBase {
     SettingItemApplier settingItems = new SettingItemApplier(services.settings(), quarantine, clock,
         config.delivery().maxClockSkewMs());
     SyncPuller puller = new SyncPuller(config, services.outbox(), new PageWalk(config, services.peers(), owners),
-        settingItems, dmItems, clock, services.health());
+        settingItems, dmItems, services.health());
     QuarantineRecheck recheck = new QuarantineRecheck(services.quarantine(), dmItems, settingItems, owners, clock,
         vertx.sharedData().getLocalMap(RECHECKS_RUNNING));
     return Future.all(List.of(
