@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import jsQR from 'jsqr';
 import { chromium } from 'playwright-core';
-import { Federation, ROOT, SCHEDULE_MS, keygen } from './federation.mjs';
+import { Federation, ROOT, SCHEDULE_MS, chooseFile, keygen } from './federation.mjs';
 import { Witness } from './witness.mjs';
 
 const RUN_DIR = join(ROOT, 'target', 'web-tests');
@@ -160,7 +160,7 @@ async function exportKey(page, file) {
 }
 
 async function importAndRegister(page, keyFile, second) {
-  await page.getByLabel('Import key').setInputFiles(keyFile);
+  await chooseFile(page.getByLabel('Import key'), keyFile);
   await page.getByRole('button', { name: 'Register' }).waitFor({ timeout: WAIT });
   await page.getByLabel('Second access server (optional): its serverLogin').fill(second);
   await page.getByLabel('and its WebSocket URL').fill(federation.url(second));
@@ -266,7 +266,7 @@ async function chat() {
 
   // a second tab of alice, on her other server, shows the message and its ticks, and what the first tab sends next
   const a2 = await newPage(alice, 's2');
-  await a2.getByLabel('Import key').setInputFiles(aliceFile); // another origin, so another key store
+  await chooseFile(a2.getByLabel('Import key'), aliceFile); // another origin, so another key store
   await a2.locator('button[data-peer="bob"]').click({ timeout: WAIT });
   await expectState(a2, 'hello bob', 'read');
   await a1.getByLabel('Message').fill('second one');
@@ -392,7 +392,7 @@ async function chat() {
   const aliceYesterday = await browser.newContext(); // a clock is the whole context's
   await aliceYesterday.clock.setFixedTime(yesterday.getTime()); // Date.now() says this; timers run as usual
   const a3 = await newPage(aliceYesterday, 's1');
-  await a3.getByLabel('Import key').setInputFiles(aliceFile);
+  await chooseFile(a3.getByLabel('Import key'), aliceFile);
   await a3.locator('button[data-peer="bob"]').click({ timeout: WAIT });
   await a3.getByLabel('Message').fill('see you tomorrow');
   await a3.getByLabel('Message').press('Enter');
@@ -808,7 +808,7 @@ browserTest('a second device added by the text route reads the same history; a r
   const before = davesCard();
   const recoverContext = await browser.newContext();
   const r1 = await newPage(recoverContext, 's1');
-  await r1.locator('#recover-key').setInputFiles(recoveryFile);
+  await chooseFile(r1.locator('#recover-key'), recoveryFile);
   await r1.getByText('Signed in as dave', { exact: true }).waitFor({ timeout: WAIT });
   await r1.getByText(/^Recovered dave: this browser is now your only device/).waitFor({ timeout: WAIT });
   const after = davesCard();

@@ -27,6 +27,16 @@ function freePort() {
   });
 }
 
+/**
+ * Gives a file input of a page its file once the page shows the input. The page wires its controls first and shows
+ * them after (app.js); Playwright sets files on a hidden input too, and a change event fired before the page listens
+ * is lost: on a loaded machine the test then waited 30 s for a login that never started.
+ */
+export async function chooseFile(input, file, timeout = 30_000) {
+  await input.waitFor({ timeout });
+  await input.setInputFiles(file);
+}
+
 export function keygen(file, login) {
   const args = ['-jar', JAR, 'keygen', '--out', file];
   if (login) {

@@ -6,7 +6,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
-import { Federation, ROOT, keygen } from './federation.mjs';
+import { Federation, ROOT, chooseFile, keygen } from './federation.mjs';
 import { Witness } from './witness.mjs';
 
 const RUN_DIR = join(ROOT, 'target', 'web-tests-verify');
@@ -49,7 +49,7 @@ async function newPage(context, server = 's1') {
 
 /** Imports a keygen file and registers its login on s1 alone. */
 async function importAndRegister(page, keyFile) {
-  await page.getByLabel('Import key').setInputFiles(keyFile);
+  await chooseFile(page.getByLabel('Import key'), keyFile);
   await page.getByRole('button', { name: 'Register' }).click({ timeout: WAIT });
   await page.getByLabel('Chat with').waitFor({ timeout: WAIT });
   await page.getByText(/^Signed in as /).waitFor({ timeout: WAIT });
@@ -121,7 +121,7 @@ witness.test('a key file of another key for an existing login: "This key is not 
   const page = await newPage(context);
   const counter = countLogins(page);
 
-  await page.getByLabel('Import key').setInputFiles(impostor);
+  await chooseFile(page.getByLabel('Import key'), impostor);
   await page.getByText('This key is not alice\'s key on this server.').waitFor({ timeout: WAIT });
   assert.equal(await page.locator('#me').textContent(), 'Not signed in');
   assert.equal(await page.locator('#chat').isHidden(), true);
@@ -132,7 +132,7 @@ witness.test('a key file of another key for an existing login: "This key is not 
   assert.equal(await page.locator('#banner').textContent(), '');
 
   // the right key: signed in
-  await page.getByLabel('Import another key').setInputFiles(aliceKey);
+  await chooseFile(page.getByLabel('Import another key'), aliceKey);
   await page.getByText('Signed in as alice').waitFor({ timeout: WAIT });
   assert.equal(await page.locator('#refused').isHidden(), true);
   assert.equal(counter.logins, 2);
@@ -143,7 +143,7 @@ witness.test('a key file of another key for an existing login: "This key is not 
   // a fresh browser with the wrong key: Sign out forgets it and goes back to the start
   const fresh = await browser.newContext();
   const other = await newPage(fresh);
-  await other.getByLabel('Import key').setInputFiles(impostor);
+  await chooseFile(other.getByLabel('Import key'), impostor);
   await other.getByText('This key is not alice\'s key on this server.').waitFor({ timeout: WAIT });
   await other.getByRole('button', { name: 'Sign out' }).click();
   await other.getByRole('button', { name: 'Create key' }).waitFor({ timeout: WAIT });
@@ -172,7 +172,7 @@ witness.test('a refused login whose card lookup meets a socket that closes, or o
       }
     });
     const page = await newPage(context);
-    await page.getByLabel('Import key').setInputFiles(impostor);
+    await chooseFile(page.getByLabel('Import key'), impostor);
     // with no card to look at, the refusal is said as the server gave it, never guessed as "not your key"
     await page.getByText(/^The server refused to sign you in as alice\. /).waitFor({ timeout: WAIT });
     assert.equal(await page.getByText('This key is not alice\'s key on this server.').count(), 0);
@@ -188,7 +188,7 @@ witness.test('a key file for a login this server does not know: "register first"
   const context = await browser.newContext();
   const page = await newPage(context);
   const counter = countLogins(page);
-  await page.getByLabel('Import key').setInputFiles(stranger);
+  await chooseFile(page.getByLabel('Import key'), stranger);
   await page.getByText('There is no user stranger on this server: register first.').waitFor({ timeout: WAIT });
   await page.getByRole('button', { name: 'Register' }).waitFor();
   await page.waitForTimeout(2000);
@@ -202,7 +202,7 @@ witness.test('a key file for a login served by other servers: "register here aga
     const context = await browser.newContext();
     const page = await newPage(context, 's2'); // s2 has alice's card (relayed by s1) but is not her access server
     const counter = countLogins(page);
-    await page.getByLabel('Import key').setInputFiles(join(RUN_DIR, 'alice.key'));
+    await chooseFile(page.getByLabel('Import key'), join(RUN_DIR, 'alice.key'));
     await page.getByText('This server is not one of alice\'s access servers').waitFor({ timeout: WAIT });
     await page.getByRole('button', { name: 'Register' }).waitFor();
     await page.waitForTimeout(3000);
