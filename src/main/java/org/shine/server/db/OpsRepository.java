@@ -32,9 +32,9 @@ public final class OpsRepository {
   private static final String USER_LAG =
       "SELECT other.server_login,"
           + " (SELECT count(*) FROM sync_queue q WHERE q.owner = other.login AND q.sibling = other.server_login"
-          + " AND q.item_type IN (1, 2))"
+          + " AND " + SyncQueueSql.copyRow("q") + ")"
           + " + (SELECT count(*) FROM sync_queue q WHERE q.owner = other.login AND q.sibling = other.server_login"
-          + " AND q.item_type > 2)"
+          + " AND " + SyncQueueSql.outboxRow("q") + ")"
           + " FROM user_access_servers_current other WHERE other.login = $1 AND other.server_login <> $2";
   private static final String DELIVERIES =
       "SELECT base_key, revision, owner, state, accepted_at_ms, attempts, next_attempt_at_ms, updated_at_ms"

@@ -29,6 +29,16 @@ final class SyncQueueSql {
   /* the arbiter of a copy's one row (V13): unique per copy; rows of other items have one per item and sibling */
   static final String COPY_KEY = "(owner, item_key) WHERE item_type IN (1, 2)";
 
+  /** Whether the queue row {@code alias} is a copy's: the predicate of the partial unique index sync_queue_copy. */
+  static String copyRow(String alias) {
+    return alias + ".item_type IN (1, 2)";
+  }
+
+  /** Whether the queue row {@code alias} is an outbox item's: the predicate of the partial index sync_queue_owner. */
+  static String outboxRow(String alias) {
+    return alias + ".item_type > 2";
+  }
+
   /**
    * The CTE that owes {@code copies} (a SELECT of {@code owner, item_type, item_key, revision, created_at_ms,
    * visible_at_ms} of copies just written unsynced) to their owners' siblings: one row per copy, for the owner's other
@@ -37,14 +47,26 @@ final class SyncQueueSql {
    * the old one. Appended after the statement's own CTEs (with a leading comma).
    */
   static String queueCopies(String copies, String selfParam) {
-    return ", sync_queued AS (INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, revision,"
-        + " created_at_ms, visible_at_ms)"
+    return ", sync_queued AS (" + upsertCopies(copies, selfParam) + " WHERE sync_queue.revision < EXCLUDED.revision)";
+  }
+
+  /**
+   * The CTE {@code copies} that owes {@code copies} (as for {@link #queueCopies}) anew, whatever revision their rows
+   * owe now: each gets a new sync_id. Its column {@code was_synced} says which copies had no row (were synced).
+   */
+  static String oweCopiesAgain(String copies, String selfParam) {
+    return ", copies AS (" + upsertCopies(copies, selfParam) + " RETURNING xmax = 0 AS was_synced)";
+  }
+
+  /* the one row of each copy, made or replaced under a new sync_id (the condition of a replacement follows) */
+  private static String upsertCopies(String copies, String selfParam) {
+    return "INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, revision, created_at_ms,"
+        + " visible_at_ms)"
         + " SELECT " + siblingOf("c.owner", selfParam) + ", nextval('sync_outbox_sync_id_seq'), c.owner,"
         + " c.item_type, c.item_key, c.revision, c.created_at_ms, c.visible_at_ms FROM (" + copies + ") c"
         + " ON CONFLICT " + COPY_KEY + " DO UPDATE SET sibling = EXCLUDED.sibling,"
         + " sync_id = EXCLUDED.sync_id, item_type = EXCLUDED.item_type, revision = EXCLUDED.revision,"
-        + " created_at_ms = EXCLUDED.created_at_ms, visible_at_ms = EXCLUDED.visible_at_ms"
-        + " WHERE sync_queue.revision < EXCLUDED.revision)";
+        + " created_at_ms = EXCLUDED.created_at_ms, visible_at_ms = EXCLUDED.visible_at_ms";
   }
 
   /**

@@ -35,8 +35,6 @@ public final class SyncRepository {
 
   /* the queue row's owner is routed to both the puller ($1) and this server ($3) */
   private static final String SHARED = SyncQueueSql.shared("$1", "$3");
-  /* a copy's row (y: the alias), as the partial unique index sync_queue_copy names it: its probes use that index */
-  private static final String COPY_ROW = "y.item_type IN (1, 2)";
   /*
    * The puller's ACK deletes its own rows (one primary-key probe each): a copy whose row is gone is synced. Outbox
    * items (receipts, tombstones, settings) are marked synced too: some sibling has them, so a sibling that replaces it
@@ -48,7 +46,7 @@ public final class SyncRepository {
           + " AND " + SHARED + " RETURNING q.sync_id, q.item_type),"
           + " marked AS (UPDATE sync_outbox o SET synced = true"
           + " FROM (SELECT (SELECT x.ctid FROM sync_outbox x WHERE x.sync_id = a.sync_id) AS tid FROM acked a"
-          + " WHERE a.item_type > " + INCOMING + ") a"
+          + " WHERE " + SyncQueueSql.outboxRow("a") + ") a"
           + " WHERE o.ctid = a.tid AND NOT o.synced)"
           + " SELECT count(*) FROM acked";
   /*
@@ -59,7 +57,7 @@ public final class SyncRepository {
    */
   static final String MARK_SIBLING_HAS =
       "DELETE FROM sync_queue q USING (SELECT (SELECT y.ctid FROM sync_queue y WHERE y.owner = f.owner"
-          + " AND y.item_key = f.item_key AND " + COPY_ROW + " AND y.item_type = f.item_type"
+          + " AND y.item_key = f.item_key AND " + SyncQueueSql.copyRow("y") + " AND y.item_type = f.item_type"
           + " AND y.revision <= f.revision) AS tid"
           + " FROM unnest($1::text[], $2::int2[], $3::text[], $4::int8[]) AS f(owner, item_type, item_key, revision)) d"
           + " WHERE q.ctid = d.tid";
@@ -94,14 +92,10 @@ public final class SyncRepository {
    * items that were synced before (a copy without a row, an outbox item marked synced)
    */
   private static final String MARK_UNSYNCED =
-      "WITH reset AS (UPDATE sync_outbox SET synced = false WHERE owner = $1 AND synced RETURNING sync_id),"
-          + " copies AS (INSERT INTO sync_queue (sibling, sync_id, owner, item_type, item_key, revision, created_at_ms)"
-          + " SELECT " + SyncQueueSql.siblingOf("m.owner", "$2") + ", nextval('sync_outbox_sync_id_seq'), m.owner,"
-          + " CASE WHEN m.direction = 2 THEN " + PAIR + " ELSE " + INCOMING + " END, m.base_key, m.revision,"
-          + " m.stored_at_ms FROM dm_message m WHERE m.owner = $1"
-          + " ON CONFLICT " + SyncQueueSql.COPY_KEY + " DO UPDATE SET sibling = EXCLUDED.sibling,"
-          + " sync_id = EXCLUDED.sync_id, revision = EXCLUDED.revision, visible_at_ms = 0"
-          + " RETURNING xmax = 0 AS was_synced)"
+      "WITH reset AS (UPDATE sync_outbox SET synced = false WHERE owner = $1 AND synced RETURNING sync_id)"
+          + SyncQueueSql.oweCopiesAgain("SELECT m.owner, CASE WHEN m.direction = 2 THEN " + PAIR + " ELSE "
+              + INCOMING + " END AS item_type, m.base_key AS item_key, m.revision, m.stored_at_ms AS created_at_ms,"
+              + " 0::int8 AS visible_at_ms FROM dm_message m WHERE m.owner = $1", "$2")
           + SyncQueueSql.queue("SELECT sync_id, owner, item_type, item_key, created_at_ms FROM sync_outbox"
               + " WHERE owner = $1", "$2")
           + " SELECT (SELECT count(*) FROM reset) + (SELECT count(*) FROM copies WHERE was_synced)";
@@ -115,8 +109,8 @@ public final class SyncRepository {
   static final String FOLLOW_ROUTES =
       "WITH moved AS (UPDATE sync_queue q SET sibling = s.sibling"
           + " FROM (SELECT " + SyncQueueSql.siblingOf("$1", "$2") + " AS sibling) s"
-          + " WHERE q.owner = $1 AND " + COPY_ROW.replace("y.", "q.") + " AND q.sibling <> s.sibling),"
-          + " gone AS (DELETE FROM sync_queue q WHERE q.owner = $1 AND q.item_type > " + INCOMING
+          + " WHERE q.owner = $1 AND " + SyncQueueSql.copyRow("q") + " AND q.sibling <> s.sibling),"
+          + " gone AS (DELETE FROM sync_queue q WHERE q.owner = $1 AND " + SyncQueueSql.outboxRow("q")
           + " AND NOT COALESCE(" + SyncQueueSql.shared("q.sibling", "$2") + ", false))"
           + SyncQueueSql.queue("SELECT sync_id, owner, item_type, item_key, created_at_ms FROM sync_outbox"
               + " WHERE owner = $1 AND NOT synced", "$2")
@@ -127,13 +121,14 @@ public final class SyncRepository {
    */
   static final String RELEASE_HELD =
       "UPDATE sync_queue q SET visible_at_ms = 0 FROM (SELECT (SELECT y.ctid FROM sync_queue y WHERE y.owner = f.owner"
-          + " AND y.item_key = f.item_key AND " + COPY_ROW + " AND y.revision = f.revision) AS tid"
+          + " AND y.item_key = f.item_key AND " + SyncQueueSql.copyRow("y") + " AND y.revision = f.revision) AS tid"
           + " FROM unnest($1::text[], $2::int2[], $3::text[], $4::int8[]) AS f(owner, item_type, item_key, revision)) d"
           + " WHERE q.ctid = d.tid AND q.visible_at_ms > 0";
   /* one probe of the copy's row */
   private static final String OWES_PAIR =
-      "SELECT EXISTS (SELECT 1 FROM sync_queue y WHERE y.owner = $2 AND y.item_key = $3 AND " + COPY_ROW
-          + " AND y.item_type = " + PAIR + " AND y.revision = $4 AND y.sibling = $1)";
+      "SELECT EXISTS (SELECT 1 FROM sync_queue y WHERE y.owner = $2 AND y.item_key = $3"
+          + " AND " + SyncQueueSql.copyRow("y") + " AND y.item_type = " + PAIR
+          + " AND y.revision = $4 AND y.sibling = $1)";
   private static final String SIBLINGS = SyncQueueSql.siblings("$1");
 
   private final Pool pool;
