@@ -300,19 +300,20 @@ sum() {
 }
 
 row() {
-  local label="$1" load="$2" line="$3" lat accept servers commits statements verifications
+  local label="$1" load="$2" line="$3" lat accept servers writes commits statements verifications
   lat="$(value p50_ms "$line") / $(value p90_ms "$line") / $(value p99_ms "$line") / $(value max_ms "$line")"
   accept="$(value accept_p50_ms "$line") / $(value accept_p99_ms "$line")"
   servers=$(each cpu_us_per_pair_ "$line")
+  writes=$(each syscw_per_pair_ "$line")
   commits=$(each commits_per_pair_ "$line")
   statements=$(tr ' ' '\n' <<< "$line" | sed -n 's/^m_\(s[0-9]*\)_sql_statements=\(.*\)$/\1 \2/p' | paste -sd'|' - \
     | sed 's/|/ · /g')
   statements=${statements:-–}
   verifications=$(sum m_s[0-9]*_shine_signature_verifications_total "$line")
-  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
     "$label" "$load" "$(value accepted_per_s "$line")" "$(value delivered_per_s "$line")" "$lat" "$accept" \
     "$(value lost "$line")" "$(value dup "$line")" "$(errors_of "$line")" "$(value sessions_open "$line")" \
-    "${servers:-–}" "$(value pg_us_per_pair "$line")" "$(value pg_backends_us_per_pair "$line")" \
+    "${servers:-–}" "${writes:-–}" "$(value pg_us_per_pair "$line")" "$(value pg_backends_us_per_pair "$line")" \
     "$(value bench_us_per_pair "$line")" "${commits:-–}" "$statements / $verifications"
 }
 
@@ -352,8 +353,8 @@ abuse_header() {
 }
 
 table_header() {
-  echo '| scenario | load avg | accepted/s | delivered/s | send→recipient ms p50 / p90 / p99 / max | accept ms p50 / p99 | lost | dup | errors | sessions open | server CPU µs/pair | PG µs/pair (all) | PG µs/pair (bench DBs) | bench µs/pair | transactions/pair | metrics: SQL statements per pair (per server) / signature checks per pair (all) |'
-  echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'
+  echo '| scenario | load avg | accepted/s | delivered/s | send→recipient ms p50 / p90 / p99 / max | accept ms p50 / p99 | lost | dup | errors | sessions open | server CPU µs/pair | server write syscalls/pair | PG µs/pair (all) | PG µs/pair (bench DBs) | bench µs/pair | transactions/pair | metrics: SQL statements per pair (per server) / signature checks per pair (all) |'
+  echo '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'
 }
 
 machine() {
@@ -454,10 +455,10 @@ for scenario in "${scenarios[@]}"; do
       if [ -z "$line" ]; then
         log "$label: no RESULT line (exit $rc); see $out"
         tail -n 20 "$out" >&2
-        failed="| $label | $load | failed (exit $rc, see run/bench/$stem.out) |||||||||||||||"
+        failed="| $label | $load | failed (exit $rc, see run/bench/$stem.out) ||||||||||||||||"
         if is_abuse "$scenario"; then abuse_rows+=("$failed"); else rows+=("$failed"); fi
       else
-        grep -E '^(window|send→recipient|accept latency|pairs sent|errors|per second|recipient sessions|flood|  cpu|  transactions|  metric)' "$out" >&2 || true
+        grep -E '^(window|send→recipient|accept latency|pairs sent|errors|per second|recipient sessions|flood|  cpu|  syscalls|  transactions|  metric)' "$out" >&2 || true
         if is_abuse "$scenario"; then
           abuse_rows+=("$(abuse_row "$label" "$build_label" "$load" "$line")")
         else

@@ -17,6 +17,7 @@ import org.shine.tools.bench.SendRun.Sender;
 import org.shine.tools.probe.MetricsScrape;
 import org.shine.tools.probe.PgCommits;
 import org.shine.tools.probe.ProcessCpu;
+import org.shine.tools.probe.ProcessSyscalls;
 import org.shine.tools.support.Progress;
 import org.shine.tools.support.Registrar;
 
@@ -42,7 +43,7 @@ final class SendBench {
   }
 
   /** CPU, transactions and counters at one instant. */
-  record Sample(long nanos, Map<String, Double> cpu, Map<String, Long> commits,
+  record Sample(long nanos, Map<String, Double> cpu, Map<String, long[]> syscalls, Map<String, Long> commits,
       Map<String, Map<String, Double>> counters) {
   }
 
@@ -217,6 +218,7 @@ final class SendBench {
       boolean scrape) {
     long nanos = System.nanoTime();
     Map<String, Double> cpuNow = cpu.sample();
+    Map<String, long[]> syscalls = new ProcessSyscalls(cpu.servers()).sample();
     Future<Map<String, Long>> ended = commits.sample();
     Map<String, Future<Map<String, Double>>> scraped = new LinkedHashMap<>();
     if (scrape) {
@@ -230,7 +232,7 @@ final class SendBench {
     if (ended.failed()) {
       System.out.println("warning: pg_stat_database not read: " + ended.cause().getMessage());
     }
-    return new Sample(nanos, cpuNow, ended.succeeded() ? ended.result() : Map.of(), counters);
+    return new Sample(nanos, cpuNow, syscalls, ended.succeeded() ? ended.result() : Map.of(), counters);
   }
 
   private static void awaitLoad(Future<Void> load) {

@@ -9,6 +9,7 @@ import org.shine.tools.bench.SendBench.Sample;
 import org.shine.tools.bench.SendBench.Setup;
 import org.shine.tools.bench.SendRun.Sender;
 import org.shine.tools.probe.ProcessCpu;
+import org.shine.tools.probe.ProcessSyscalls;
 
 /**
  * The report of one {@code bench send} run: what users saw (accepted and delivered per second, latencies, lost and
@@ -68,6 +69,7 @@ final class SendReport {
     }
     double cpuSeconds = (after.nanos() - before.nanos()) / 1e9;
     System.out.print(cpu.report(before.cpu(), after.cpu(), cpuSeconds, pairs, unit));
+    System.out.print(ProcessSyscalls.report(before.syscalls(), after.syscalls(), pairs, unit));
     Map<String, Double> cpuPerPair = ProcessCpu.perUnit(before.cpu(), after.cpu(), pairs);
     Map<String, Double> commitsPerPair = new LinkedHashMap<>();
     after.commits().forEach((db, n) -> commitsPerPair.put(db, pairs == 0 ? Double.NaN
@@ -126,6 +128,8 @@ final class SendReport {
       };
       result.add(field + "=" + (pairs == 0 ? "na" : String.format(Locale.ROOT, "%.0f", us)));
     });
+    ProcessSyscalls.writesPerUnit(before.syscalls(), after.syscalls(), pairs).forEach((name, perPair) -> result.add(
+        "syscw_per_pair_" + key(name) + "=" + (perPair.isNaN() ? "na" : String.format(Locale.ROOT, "%.2f", perPair))));
     commitsPerPair.forEach((db, perPair) -> result.add("commits_per_pair_" + key(db) + "="
         + (perPair.isNaN() ? "na" : String.format(Locale.ROOT, "%.2f", perPair))));
     countersPerPair.forEach((name, perPair) -> result.add(String.format(Locale.ROOT, "m_%s=%.3f", key(name),

@@ -46,6 +46,11 @@ public final class ProcessCpu {
     }
   }
 
+  /** The server processes, name → pid, in the order given. */
+  public Map<String, Long> servers() {
+    return new LinkedHashMap<>(servers);
+  }
+
   /** The server names, in the order given. */
   public List<String> serverNames() {
     return List.copyOf(servers.keySet());
