@@ -22,6 +22,7 @@ import org.shine.server.metrics.ShineMetrics;
 import org.shine.server.protocol.ErrorCode;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
+import org.shine.server.util.FlushCoalescing;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -143,6 +144,7 @@ final class SessionKeeper {
     sessions.add(session);
     metrics.sessionOpened();
     socket.setWriteQueueMaxSize(limits.writeQueueBytes());
+    FlushCoalescing.install(socket);
     socket.closeHandler(v -> {
       release.run();
       close(session);

@@ -17,6 +17,7 @@ import org.shine.server.protocol.Ops;
 import org.shine.server.protocol.ProtocolException;
 import org.shine.server.protocol.Status;
 import org.shine.server.util.Backoff;
+import org.shine.server.util.FlushCoalescing;
 import org.shine.server.util.WsUrls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -262,6 +263,7 @@ final class PeerConnection {
         .map(connected -> {
           metrics.peerDial(serverLogin, true);
           WebSocket ws = connected.ws();
+          FlushCoalescing.install(ws);
           ws.textMessageHandler(calls::onFrame);
           ws.closeHandler(v -> detach(ws));
           ws.exceptionHandler(failure -> LOG.debug("peer socket error [url: {}]: {}", url, failure.toString()));
