@@ -36,7 +36,7 @@ test('an incoming message in the open chat is shown, is the chat\'s last message
   const m = msg(1, { text: 'hello' });
   const s = run([signedIn, open('bob'), arrived(m)]);
   assert.equal(s.messages.get(m.baseKey).text, 'hello');
-  assert.deepEqual(s.conversations.get('bob'), { peer: 'bob', lastAtMs: 1001, unread: 1, lastText: 'hello' });
+  assert.deepEqual(s.conversations.get('bob'), { peer: 'bob', lastAtMs: 1001, unread: 1, lastText: 'hello', touched: 1 });
 });
 
 test('a message of another chat changes that chat in the list, not the open chat', () => {
@@ -68,6 +68,24 @@ test('GetConversations replaces the counts the chat kept', () => {
       { peer: 'dave', lastAtMs: 7, unread: 4, lastText: 'y' }] }]);
   assert.equal(unread(s), 0);
   assert.equal(unread(s, 'dave'), 4);
+});
+
+test('a chat list answered after a message arrived keeps that chat; the others are the server\'s', () => {
+  // the list was asked for at login (askedSeq 0); a push came before its answer, which the server read before the
+  // pushed message was stored
+  const s = run([signedIn, arrived(msg(1)),
+    { type: 'conversationsLoaded', askedSeq: 0, conversations: [{ peer: 'dave', lastAtMs: 7, unread: 4, lastText: 'y' }] }]);
+  assert.equal(unread(s), 1, 'bob\'s chat, made by the push, is kept');
+  assert.equal(s.conversations.get('bob').lastText, 'text 1');
+  assert.equal(unread(s, 'dave'), 4);
+  // a list asked for after the push replaces it, and a newer last message of the server's wins over a changed chat
+  const asked = s.conversationsSeq;
+  const later = run([{ type: 'conversationsLoaded', askedSeq: asked, conversations: [] }], s);
+  assert.equal(later.conversations.size, 0);
+  const newer = run([arrived(msg(2)), { type: 'conversationsLoaded', askedSeq: asked,
+    conversations: [{ peer: 'bob', lastAtMs: 5000, unread: 3, lastText: 'newer' }] }], s);
+  assert.equal(unread(newer), 3);
+  assert.equal(newer.conversations.get('bob').lastText, 'newer');
 });
 
 test('reading a message takes one from the unread count once, whichever of its two reports comes first', () => {
@@ -260,7 +278,7 @@ test('what the outbox takes shows pending in its chat and as the chat\'s last me
   assert.equal(m.outgoing, true);
   assert.equal(m.nonce, 1n);
   assert.equal(m.messageKey, `${entry(1).baseKey}|2`);
-  assert.deepEqual(s.conversations.get('bob'), { peer: 'bob', lastAtMs: 1001, unread: 0, lastText: 'out 1' });
+  assert.deepEqual(s.conversations.get('bob'), { peer: 'bob', lastAtMs: 1001, unread: 0, lastText: 'out 1', touched: 1 });
   const elsewhere = run([signedIn, open('carol'), { type: 'queued', entry: entry(1) }]);
   assert.equal(elsewhere.messages.size, 0);
   assert.equal(elsewhere.conversations.get('bob').lastText, 'out 1');

@@ -12,8 +12,9 @@ export function createChat({ store, session, outbox, views }) {
 
   /** After each login: the chat list, the open chat anew, the receipts owed, then the outbox. */
   async function online() {
+    const askedSeq = store.state.conversationsSeq;
     const conversations = await session.client.conversations();
-    store.dispatch({ type: 'conversationsLoaded', conversations });
+    store.dispatch({ type: 'conversationsLoaded', conversations, askedSeq });
     if (store.state.peer) {
       await openChat(store.state.peer, false);
     }
@@ -28,6 +29,10 @@ export function createChat({ store, session, outbox, views }) {
       cancelEdit();
     }
     store.dispatch({ type: 'chatOpened', peer });
+    // the composer takes the focus now, not after the page came: by then the user may be typing elsewhere
+    if (focus) {
+      views.focusComposer();
+    }
     await outbox.show();
     await readPeerCard(peer);
     if (ready()) {
@@ -39,7 +44,7 @@ export function createChat({ store, session, outbox, views }) {
       }
     }
     if (focus) {
-      views.focusComposer();
+      views.focusComposer({ onlyIfLost: true }); // a composer disabled and enabled again meanwhile lost it
     }
   }
 

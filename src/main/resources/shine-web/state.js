@@ -19,7 +19,8 @@ export function initialState() {
     hasMore: false,
     // the first message that was unread when the chat was opened: the "New messages" line goes above it
     unreadFrom: null,
-    conversations: new Map(), // peer → {peer, lastText, lastAtMs, unread}
+    conversations: new Map(), // peer → {peer, lastText, lastAtMs, unread, touched}
+    conversationsSeq: 0, // how many changes events made to the chat list (a chat's `touched`: the last one to it)
     receiptsSent: new Set(), // incoming messages read here or on another device: no receipt to send
     receiptsOwed: new Set(), // seen while offline: sent after the next login
     // receipts for messages not shown yet (a receipt may overtake the pair on its way to this server): baseKey → readAtMs
@@ -34,8 +35,8 @@ export function apply(state, event) {
       return { ...state, me: event.login };
     case 'signedOut':
       return { ...state, me: null };
-    case 'conversationsLoaded': // GetConversations: the server's counts replace ours
-      return { ...state, conversations: new Map(event.conversations.map((c) => [c.peer, { ...c }])) };
+    case 'conversationsLoaded': // GetConversations (askedSeq: conversationsSeq when it was sent)
+      return conversationsLoaded(state, event);
     case 'chatOpened':
       return event.peer === state.peer ? state
         : {
@@ -125,7 +126,32 @@ function conversationAfter(state, peer, last, delta) {
   if (had && !last && c.unread === had.unread) {
     return state;
   }
-  return { ...state, conversations: new Map(state.conversations).set(peer, c) };
+  return touch(state, c);
+}
+
+/** A chat changed by an event: it counts as changed after any chat list asked for before. */
+function touch(state, c) {
+  const seq = state.conversationsSeq + 1;
+  const conversations = new Map(state.conversations).set(c.peer, { ...c, touched: seq });
+  return { ...state, conversationsSeq: seq, conversations };
+}
+
+/**
+ * The server's list and counts replace ours, except for a chat an event changed after the request left: the answer
+ * may have been read before that event's message was stored (a push after a login, with the list on its way), so
+ * that chat keeps ours unless the server's last message is newer.
+ */
+function conversationsLoaded(state, event) {
+  const loaded = new Map(event.conversations.map((c) => [c.peer, { ...c }]));
+  if (event.askedSeq !== undefined) {
+    for (const c of state.conversations.values()) {
+      const theirs = loaded.get(c.peer);
+      if (c.touched > event.askedSeq && (!theirs || theirs.lastAtMs <= c.lastAtMs)) {
+        loaded.set(c.peer, c);
+      }
+    }
+  }
+  return { ...state, conversations: loaded };
 }
 
 function pageLoaded(state, event) {
@@ -167,7 +193,7 @@ function deleted(state, baseKey) {
   if (!c || c.lastAtMs !== had.createdAtMs) {
     return next;
   }
-  return { ...next, conversations: new Map(next.conversations).set(state.peer, { ...c, lastText: DELETED_TEXT }) };
+  return touch(next, { ...c, lastText: DELETED_TEXT });
 }
 
 /** Adds or updates messages of the open chat; a higher revision replaces the text and its state. */

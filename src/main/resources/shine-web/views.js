@@ -371,7 +371,12 @@ export function createViews(store, handlers) {
     clearComposer() {
       $('message').value = '';
     },
-    focusComposer() {
+    /** Focus to the composer; `onlyIfLost`: only if nothing else has it (the user moved on: leave it there). */
+    focusComposer({ onlyIfLost = false } = {}) {
+      const active = document.activeElement;
+      if (onlyIfLost && active && active !== document.body) {
+        return;
+      }
       $('message').focus();
     },
     /** The composer holds a message's text to edit (Send saves it), or (null) goes back to writing a new one. */
