@@ -264,3 +264,58 @@ witness.test('before the modules run the page says it is loading; without JavaSc
   await bare.screenshot({ path: join(SHOTS, 'verify-noscript.png') });
   await noScript.close();
 });
+
+witness.test('typing in "Chat with" while a chat is still opening keeps the focus there, and its Enter opens that chat',
+  async () => {
+    const [gina, hal, ivy] = ['gina', 'hal', 'ivy'].map((login) => keygen(join(RUN_DIR, `${login}.key`), login));
+    // gina's page talks to s1 through a route that can hold back the answer of a chat's page (GetDirectMessages)
+    const context = await browser.newContext();
+    let holding = false;
+    let heldOne;
+    const held = new Promise((resolve) => { heldOne = resolve; });
+    let release;
+    const released = new Promise((resolve) => { release = resolve; });
+    await context.routeWebSocket(/\/ws$/, (ws) => {
+      const server = ws.connectToServer();
+      server.onMessage(async (frame) => {
+        if (holding && typeof frame === 'string' && frame.includes('"op":"GetDirectMessages"')) {
+          holding = false;
+          heldOne();
+          await released;
+        }
+        ws.send(frame);
+      });
+    });
+    const g = await newPage(context);
+    await importAndRegister(g, gina);
+    const others = await browser.newContext();
+    const h = await newPage(others);
+    await importAndRegister(h, hal);
+    const third = await browser.newContext();
+    await importAndRegister(await newPage(third), ivy);
+    await h.getByLabel('Chat with').fill('gina');
+    await h.getByLabel('Chat with').press('Enter');
+    await h.getByLabel('Message').fill('hello gina');
+    await h.getByLabel('Message').press('Enter');
+    await g.locator('button[data-peer="hal"]').waitFor({ timeout: WAIT });
+
+    // WHEN gina opens hal's chat and, while its messages are on their way, types the next login in "Chat with"
+    holding = true;
+    await g.getByLabel('Chat with').fill('hal');
+    await g.getByLabel('Chat with').press('Enter');
+    await g.getByRole('heading', { name: 'hal' }).waitFor({ timeout: WAIT });
+    await held;
+    await g.getByLabel('Chat with').fill('ivy');
+    release();
+    await g.locator('li[data-message-key]', { hasText: 'hello gina' }).waitFor({ timeout: WAIT });
+
+    // THEN the chat that came does not take the focus from where she types, and her Enter (a key press, no click)
+    // opens ivy's chat
+    assert.equal(await g.evaluate(() => document.activeElement?.id), 'chat-with');
+    await g.keyboard.press('Enter');
+    await g.getByRole('heading', { name: 'ivy' }).waitFor({ timeout: WAIT });
+    assert.deepEqual(problems, []);
+    for (const each of [context, others, third]) {
+      await each.close();
+    }
+  });
