@@ -89,6 +89,10 @@ class PeerReturnIT {
     // THEN every message is delivered, each server having been dialed once by s1
     Eventually.until("s1 records all 150 delivered", 60_000, () -> sql1.count(
         "SELECT count(*) FROM dm_delivery WHERE owner = $1 AND state = 'delivered'", alice.login()) == 150);
+    // one ACK is delivered: s3, back first, may have taken all 150 before s1's reconnect loop reached s4 again
+    Eventually.until("s1 has dialed s4 again", 60_000, () -> Scrape.of(f.s1())
+        .count("shine_peer_dials_total", "peer", "s4", "outcome", "opened")
+        > before.count("shine_peer_dials_total", "peer", "s4", "outcome", "opened"));
     Scrape after = Scrape.of(f.s1());
     for (String server : List.of("s3", "s4")) {
       assertThat(after.count("shine_peer_dials_total", "peer", server, "outcome", "opened")
