@@ -169,10 +169,6 @@ started=()
 server_jar="$JAR"
 
 pid_of() { cat "$DIR/$1.pid"; }
-# the servers' JVM options: target/'s jar with its class-data sharing archive (lib.sh), another jar without
-server_opts() {
-  if [ "$server_jar" = "$JAR" ]; then server_java_opts; else printf '%s' "$JAVA_OPTS${SHINE_SERVER_JAVA_OPTS:+ $SHINE_SERVER_JAVA_OPTS}"; fi
-}
 
 start_servers() {
   local topology="$1" name port
@@ -193,7 +189,7 @@ start_servers() {
     fi
     write_config "$name" "$topology"
     # the server's log starts afresh with each start, so the session lines below are this start's
-    nohup java $(server_opts) -jar "$server_jar" server --config "$DIR/$name.json" > "$DIR/$name.log" 2>&1 &
+    nohup "$SERVER_JAVA" $(server_opts_for "$server_jar") -jar "$server_jar" server --config "$DIR/$name.json" > "$DIR/$name.log" 2>&1 &
     echo $! > "$DIR/$name.pid"
     started+=("$name")
   done
@@ -361,7 +357,7 @@ machine() {
   local model mem java_version pg_version
   model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
   mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
-  java_version=$(java -version 2>&1 | head -n 1 | sed 's/.*version "\([^"]*\)".*/\1/')
+  java_version=$("$SERVER_JAVA" -version 2>&1 | head -n 1 | sed 's/.*version "\([^"]*\)".*/\1/')
   pg_version=$(psql_admin -tAc 'SHOW server_version' 2>/dev/null | awk '{print $1}')
   echo "$(nproc) cores (${model:-unknown CPU}), $mem, OpenJDK ${java_version:-?}, PostgreSQL ${pg_version:-?}"
 }

@@ -82,7 +82,7 @@ start_one() {
   fi
   # where this run's lines begin in the (appended) log
   if [ -f "$DIR/$name.log" ]; then wc -c < "$DIR/$name.log" > "$DIR/$name.log.offset"; else echo 0 > "$DIR/$name.log.offset"; fi
-  nohup java $(server_java_opts) -jar "$JAR" server --config "$DIR/$name.json" >> "$DIR/$name.log" 2>&1 &
+  nohup "$SERVER_JAVA" $(server_java_opts) -jar "$JAR" server --config "$DIR/$name.json" >> "$DIR/$name.log" 2>&1 &
   echo $! > "$DIR/$name.pid"
 }
 

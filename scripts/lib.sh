@@ -13,15 +13,50 @@ DB_USER="${SHINE_DB_USER:-postgres}"
 # out of memory once may keep answering while its event loops are gone. SHINE_JAVA_OPTS adds to it.
 JAVA_OPTS="-XX:+ExitOnOutOfMemoryError ${SHINE_JAVA_OPTS:-}"
 
-# Class-data sharing (issue 18, cold start). A server JVM started by the scripts maps the classes of shine-server.jar
-# from an archive instead of reading, parsing and verifying ~7,000 of them from the jar: about a third less CPU to
-# start. The archive is made by a training run of the server (cds_train: start, a little traffic, stop; the JVM
-# writes it at exit) once per build of the jar and per JVM, and used only while CDS_ARCHIVE.ok says it was made from
-# this jar by this java and has all its bytes (Java 17 dies of SIGBUS on a truncated archive); a stale or missing
-# archive only means a start without it. It is never written in place (a new one replaces the old by a rename, so a
-# running server keeps its mapping). SHINE_CDS=off: no archive. SHINE_SERVER_JAVA_OPTS adds options to the servers'
-# JVMs only (experiments), SHINE_JAVA_OPTS to every JVM.
-CDS_ARCHIVE="$ROOT/target/shine-server.jsa"
+# The JVM that runs the servers (run.sh, federation.sh, bench.sh, scale-bench.sh): SHINE_SERVER_JAVA (a java
+# command) when set; else the newest JDK 25 under /usr/lib/jvm when there is one; else `java`, as for everything else
+# (the build, the tests, the tools). The jar is built for Java 17 and runs on both; on 25 the server JVM keeps an
+# ahead-of-time cache with the training run's classes, linkage and method profiles (JEP 483, 514, 515: the JIT
+# starts from profiles instead of gathering them under load) and compact object headers (JEP 519: 8-byte headers, a
+# smaller heap per session), and Netty keeps its direct memory access (JDK25_OPTS). Only 25 is picked by itself:
+# these options are measured there (docs/BENCHMARKS.md); a later JDK is taken when named by SHINE_SERVER_JAVA.
+JDK25_OPTS="--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -XX:+UseCompactObjectHeaders"
+# jdk_major JAVA: the feature version of the JDK of the java command JAVA (its release file), 0 when unknown.
+jdk_major() {
+  local path home version
+  path=$(command -v "$1" 2>/dev/null) || { printf 0; return; }
+  home=$(dirname "$(dirname "$(readlink -f "$path")")")
+  version=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$home/release" 2>/dev/null | head -n 1)
+  printf '%s' "${version:-0}"
+}
+pick_server_java() {
+  local candidate best="" best_version=""
+  if [ -n "${SHINE_SERVER_JAVA:-}" ]; then printf '%s' "$SHINE_SERVER_JAVA"; return; fi
+  for candidate in /usr/lib/jvm/*/bin/java; do
+    [ -x "$candidate" ] && [ "$(jdk_major "$candidate")" = 25 ] || continue
+    version=$(sed -n 's/^JAVA_VERSION="\([^"]*\)".*/\1/p' "$(dirname "$(dirname "$candidate")")/release")
+    if [ -z "$best" ] || [ "$(printf '%s\n%s\n' "$best_version" "$version" | sort -V | tail -n 1)" = "$version" ]; then
+      best=$candidate; best_version=$version
+    fi
+  done
+  printf '%s' "${best:-java}"
+}
+SERVER_JAVA=$(pick_server_java)
+
+# The server JVM's start-up archive (issue 18, cold start). A server JVM started by the scripts maps the classes of
+# shine-server.jar from an archive instead of reading, parsing and verifying ~7,000 of them from the jar: about a
+# third less CPU to start; on JDK 25 the archive is an AOT cache that also holds the training run's method profiles.
+# It is made by a training run of the server (cds_train: start, a little traffic, stop; the JVM writes it at exit)
+# once per build of the jar and per JVM, and used only while CDS_ARCHIVE.ok says it was made from this jar by this
+# java and has all its bytes (Java 17 dies of SIGBUS on a truncated archive); a stale or missing archive only means a
+# start without it. It is never written in place (a new one replaces the old by a rename, so a running server keeps
+# its mapping). SHINE_CDS=off: no archive. SHINE_SERVER_JAVA_OPTS adds options to the servers' JVMs only
+# (experiments), SHINE_JAVA_OPTS to every JVM.
+if [ "$(jdk_major "$SERVER_JAVA")" -ge 25 ]; then
+  CDS_ARCHIVE="$ROOT/target/shine-server.aot"
+else
+  CDS_ARCHIVE="$ROOT/target/shine-server.jsa"
+fi
 
 log() { printf '[shine] %s\n' "$*" >&2; }
 # mvn_plain ARGS...: Maven in batch mode; when its output is not a terminal, without the colour codes the Maven of
@@ -206,7 +241,7 @@ wait_server_sessions() {
 # What an archive is valid for: the jar (size, modification time) and the java that runs it.
 cds_key() {
   if [ -z "${CDS_KEY:-}" ]; then
-    CDS_KEY="jar $(stat -c '%s %Y' "$JAR" 2>/dev/null) java $(readlink -f "$(command -v java)") $(java -version 2>&1 | tr '\n' ' ')"
+    CDS_KEY="jar $(stat -c '%s %Y' "$JAR" 2>/dev/null) java $(readlink -f "$(command -v "$SERVER_JAVA")") $("$SERVER_JAVA" -version 2>&1 | tr '\n' ' ')"
   fi
   printf '%s' "$CDS_KEY"
 }
@@ -218,11 +253,32 @@ cds_usable() {
   [ "$(cat "$CDS_ARCHIVE.ok" 2>/dev/null)" = "size $(stat -c %s "$CDS_ARCHIVE") $(cds_key)" ]
 }
 
-# The options of a server JVM started from JAR: JAVA_OPTS, the archive when usable, SHINE_SERVER_JAVA_OPTS.
+# The options every server JVM gets: JAVA_OPTS, and JDK25_OPTS on a JDK of 25 or later.
+server_base_opts() {
+  if [ "$(jdk_major "$SERVER_JAVA")" -ge 25 ]; then printf '%s' "$JAVA_OPTS $JDK25_OPTS"; else printf '%s' "$JAVA_OPTS"; fi
+}
+
+# The option that hands an archive to SERVER_JAVA (followed by its path).
+archive_option() {
+  if [ "$(jdk_major "$SERVER_JAVA")" -ge 25 ]; then printf '%s' "-XX:AOTCache="; else printf '%s' "-XX:SharedArchiveFile="; fi
+}
+
+# The options of a server JVM started from JAR: the base ones, the archive when usable, SHINE_SERVER_JAVA_OPTS.
 server_java_opts() {
-  local opts="$JAVA_OPTS"
-  cds_usable && opts="$opts -XX:SharedArchiveFile=$CDS_ARCHIVE"
+  local opts
+  opts=$(server_base_opts)
+  cds_usable && opts="$opts $(archive_option)$CDS_ARCHIVE"
   printf '%s' "$opts${SHINE_SERVER_JAVA_OPTS:+ $SHINE_SERVER_JAVA_OPTS}"
+}
+
+# server_opts_for SERVER_JAR: server_java_opts for target/'s jar; for another jar (a benchmark's "before"), the same
+# without the archive, which belongs to target/'s jar.
+server_opts_for() {
+  if [ "$1" = "$JAR" ]; then
+    server_java_opts
+  else
+    printf '%s' "$(server_base_opts)${SHINE_SERVER_JAVA_OPTS:+ $SHINE_SERVER_JAVA_OPTS}"
+  fi
 }
 
 # Makes CDS_ARCHIVE when it is not usable (needs PostgreSQL: call after ensure_postgres and ensure_jar). Never fails:
@@ -230,22 +286,23 @@ server_java_opts() {
 ensure_cds() {
   [ "${SHINE_CDS:-on}" = off ] && return 0
   cds_usable && return 0
-  case "$CDS_ARCHIVE" in *[[:space:]]*) log "no class-data sharing archive: its path has a space"; return 0 ;; esac
+  case "$CDS_ARCHIVE" in *[[:space:]]*) log "no start-up archive: its path has a space"; return 0 ;; esac
   local started=$SECONDS
-  log "making the class-data sharing archive $CDS_ARCHIVE (once per build; SHINE_CDS=off skips it)"
+  log "making the start-up archive $CDS_ARCHIVE for $SERVER_JAVA (once per build; SHINE_CDS=off skips it)"
   if cds_train; then
-    log "class-data sharing archive made in $((SECONDS - started)) s"
+    log "start-up archive made in $((SECONDS - started)) s"
   else
-    log "warning: no class-data sharing archive (see $ROOT/target/cds-training.log); servers start without it"
+    log "warning: no start-up archive (see $ROOT/target/cds-training.log); servers start without it"
   fi
   return 0
 }
 
 # A training run: the server on a free loopback port and a database of its own, until /ready answers; a little
 # traffic (the test bench's send, when its jar is there; the HTTP endpoints); SIGTERM; the JVM writes the archive
-# as it exits. The archive is then checked (a JVM must start on it with -Xshare:on) before it replaces CDS_ARCHIVE.
+# as it exits. The archive is then checked (a JVM must start on it with -Xshare:on, or -XX:AOTMode=on on 25) before
+# it replaces CDS_ARCHIVE.
 cds_train() {
-  local dir="$ROOT/target/cds-training.$$" port="" db="shine_cds_training_$$" pid rc=0 ok="" candidate url path
+  local dir="$ROOT/target/cds-training.$$" port="" db="shine_cds_training_$$" pid rc=0 ok="" candidate url path require
   local saved_traps
   local logfile="$ROOT/target/cds-training.log"
   rm -rf "$dir"; mkdir -p "$dir" || return 1
@@ -267,8 +324,10 @@ cds_train() {
 }
 JSON
   : > "$logfile"
-  java $JAVA_OPTS -XX:ArchiveClassesAtExit="$dir/shine-server.jsa" -jar "$JAR" server --config "$dir/cds.json" \
-    >> "$logfile" 2>&1 &
+  local made="$dir/$(basename "$CDS_ARCHIVE")" record
+  # JDK 25: the cache is written as the JVM exits (by a JVM it starts for that), with the profiles of the run
+  if [ "$(jdk_major "$SERVER_JAVA")" -ge 25 ]; then record="-XX:AOTCacheOutput=$made"; else record="-XX:ArchiveClassesAtExit=$made"; fi
+  "$SERVER_JAVA" $(server_base_opts) "$record" -jar "$JAR" server --config "$dir/cds.json" >> "$logfile" 2>&1 &
   pid=$!
   # interrupted (Ctrl-C): the training server goes too; the caller's own traps come back after
   saved_traps=$(trap -p INT TERM)
@@ -299,10 +358,12 @@ JSON
     PGPASSWORD="${SHINE_DB_PASSWORD:-}" psql -h "$DB_HOST" -p "$DB_PORT" -U "$DB_USER" -d postgres -qc \
       "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
   fi
-  if [ -n "$ok" ] && [ "$rc" = 0 ] && [ -s "$dir/shine-server.jsa" ] \
-      && java -Xshare:on -XX:SharedArchiveFile="$dir/shine-server.jsa" -jar "$JAR" --version >/dev/null 2>>"$logfile"; then
-    printf 'size %s %s\n' "$(stat -c %s "$dir/shine-server.jsa")" "$(cds_key)" > "$dir/ok"
-    mv -f "$dir/shine-server.jsa" "$CDS_ARCHIVE" && mv -f "$dir/ok" "$CDS_ARCHIVE.ok"
+  # the archive must be taken, not just tolerated: -Xshare:on (17) and -XX:AOTMode=on (25) fail a JVM that refuses it
+  if [ "$(jdk_major "$SERVER_JAVA")" -ge 25 ]; then require="-XX:AOTMode=on"; else require="-Xshare:on"; fi
+  if [ -n "$ok" ] && [ "$rc" = 0 ] && [ -s "$made" ] && "$SERVER_JAVA" $(server_base_opts) "$require" \
+      "$(archive_option)$made" -jar "$JAR" --version >/dev/null 2>>"$logfile"; then
+    printf 'size %s %s\n' "$(stat -c %s "$made")" "$(cds_key)" > "$dir/ok"
+    mv -f "$made" "$CDS_ARCHIVE" && mv -f "$dir/ok" "$CDS_ARCHIVE.ok"
   else
     ok=""
   fi
@@ -312,29 +373,31 @@ JSON
   [ -n "$ok" ]
 }
 
-# Fails unless a server JVM of JAR starts whatever the state of its archive: none, one whose CDS_ARCHIVE.ok does not
-# match (e.g. cut short: not handed to the JVM, which would die of SIGBUS), garbage that its .ok vouches for (the JVM
-# refuses it and starts without). Runs `--version`, no server; CDS_ARCHIVE is pointed at a scratch file meanwhile.
+# Fails unless a server JVM of JAR (SERVER_JAVA) starts whatever the state of its archive: none, one whose
+# CDS_ARCHIVE.ok does not match (e.g. cut short: not handed to the JVM, which would die of SIGBUS), garbage that its
+# .ok vouches for (the JVM refuses it and starts without). Runs `--version`, no server; CDS_ARCHIVE is pointed at a
+# scratch file meanwhile.
 check_cds() {
-  local real="$CDS_ARCHIVE" scratch opts out
+  local real="$CDS_ARCHIVE" scratch opts out flag
+  flag=$(archive_option)
   scratch=$(mktemp -d)
-  CDS_ARCHIVE="$scratch/shine-server.jsa"
+  CDS_ARCHIVE="$scratch/$(basename "$real")"
   out=$(
     opts=$(server_java_opts)
-    [[ "$opts" != *SharedArchiveFile* ]] || { echo "missing archive handed to the JVM"; exit 1; }
-    java $opts -jar "$JAR" --version >/dev/null 2>&1 || { echo "no start without an archive"; exit 1; }
+    [[ "$opts" != *"$flag"* ]] || { echo "missing archive handed to the JVM"; exit 1; }
+    "$SERVER_JAVA" $opts -jar "$JAR" --version >/dev/null 2>&1 || { echo "no start without an archive"; exit 1; }
     head -c 100000 /dev/urandom > "$CDS_ARCHIVE"
     echo "size 200000 $(cds_key)" > "$CDS_ARCHIVE.ok"
     opts=$(server_java_opts)
-    [[ "$opts" != *SharedArchiveFile* ]] || { echo "an archive shorter than its .ok says was handed to the JVM"; exit 1; }
+    [[ "$opts" != *"$flag"* ]] || { echo "an archive shorter than its .ok says was handed to the JVM"; exit 1; }
     echo "size 100000 $(cds_key)" > "$CDS_ARCHIVE.ok"
     opts=$(server_java_opts)
-    [[ "$opts" == *SharedArchiveFile* ]] || { echo "an archive its .ok vouches for was not used"; exit 1; }
-    java $opts -jar "$JAR" --version >/dev/null 2>&1 || { echo "no start on a corrupt archive"; exit 1; }
+    [[ "$opts" == *"$flag"* ]] || { echo "an archive its .ok vouches for was not used"; exit 1; }
+    "$SERVER_JAVA" $opts -jar "$JAR" --version >/dev/null 2>&1 || { echo "no start on a corrupt archive"; exit 1; }
     opts=$(SHINE_CDS=off server_java_opts)
-    [[ "$opts" != *SharedArchiveFile* ]] || { echo "SHINE_CDS=off still used the archive"; exit 1; }
-  ) || { rm -rf "$scratch"; CDS_ARCHIVE="$real"; die "class-data sharing: ${out:-check failed}"; }
+    [[ "$opts" != *"$flag"* ]] || { echo "SHINE_CDS=off still used the archive"; exit 1; }
+  ) || { rm -rf "$scratch"; CDS_ARCHIVE="$real"; die "start-up archive ($SERVER_JAVA): ${out:-check failed}"; }
   rm -rf "$scratch"
   CDS_ARCHIVE="$real"
-  log "class-data sharing checked: a server JVM starts with no archive, a cut-short one is not used, a corrupt one is refused"
+  log "start-up archive checked for $SERVER_JAVA: a server JVM starts with no archive, a cut-short one is not used, a corrupt one is refused"
 }

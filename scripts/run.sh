@@ -21,7 +21,7 @@ admin_host=$(value admin host); admin_port=$(value admin port)
 metrics_on=$(value metrics enabled)
 
 log "starting server with $CONFIG"
-java $(server_java_opts) -jar "$JAR" server --config "$CONFIG" &
+"$SERVER_JAVA" $(server_java_opts) -jar "$JAR" server --config "$CONFIG" &
 pid=$!
 signalled=""
 trap 'signalled=1; kill -TERM "$pid" 2>/dev/null' TERM INT

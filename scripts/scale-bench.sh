@@ -92,11 +92,11 @@ start_server() {
   $SHINE_SCALE_CONFIG}
 }
 JSON
-  nohup java $JAVA_OPTS ${SHINE_SERVER_JAVA_OPTS:-} -jar "$jar" server --config "$DIR/s1.json" > "$DIR/$name.log" 2>&1 &
+  nohup "$SERVER_JAVA" $(server_opts_for "$jar") -jar "$jar" server --config "$DIR/s1.json" > "$DIR/$name.log" 2>&1 &
   server_pid=$!
   echo "$server_pid" > "$DIR/s1.pid"
   wait_until_healthy s1 "$PORT" "$DIR/s1.pid" "$DIR/$name.log"
-  log "server up from $jar (pid $server_pid), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  log "server up from $jar on $SERVER_JAVA (pid $server_pid), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
 command -v curl >/dev/null || apt_install curl
@@ -105,6 +105,7 @@ ensure_toolchain
 ensure_postgres
 command -v psql >/dev/null || apt_install postgresql-client
 ensure_jar
+ensure_cds
 mkdir -p "$DIR"
 [ -f "$DIR/s1.key" ] || java -jar "$JAR" keygen --out "$DIR/s1.key" >/dev/null
 hard=$(ulimit -Hn)

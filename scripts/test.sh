@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite against a real PostgreSQL (installed and started when missing): the Maven tests, the
-# check of the two jars (shine-server.jar holds no class of the test bench, shine-tools.jar runs), of the
-# class-data sharing archive's guards (scripts/lib.sh check_cds: a server JVM starts whatever the archive), of
+# check of the two jars (shine-server.jar holds no class of the test bench, shine-tools.jar runs), of the start-up
+# archive's guards (scripts/lib.sh check_cds: a server JVM starts whatever the archive), of the server JVM the
+# scripts pick (a training run: the server runs, takes its archive, prints no JVM warning), of
 # scripts/federation.sh refusing a taken port and of the links of README.md and docs/ (scripts/check-links.sh), then
 # the web chat's browser tests (scripts/web-test.sh). Every part runs even when an earlier one fails; a summary of
 # all of them ends the output, and the exit code is 1 when any failed. Arguments go to Maven and skip the other
@@ -62,13 +63,35 @@ JAVA
   log "federation.sh checked: a taken port is named and nothing starts"
 }
 
+# The server JVM the scripts pick (lib.sh SERVER_JAVA) with the options they give it: a training run (lib.sh
+# cds_train, into a scratch archive) starts the server, sends it pairs and stops it; every pair arrived, the archive
+# was made and taken, and the JVM printed no warning of its own (native access, sun.misc.Unsafe, a refused archive).
+check_server_jvm() {
+  local real="$CDS_ARCHIVE" scratch logfile="$ROOT/target/cds-training.log" result
+  scratch=$(mktemp -d)
+  CDS_ARCHIVE="$scratch/$(basename "$real")"
+  cds_train || { rm -rf "$scratch"; die "no start-up archive from a training run of $SERVER_JAVA (see $logfile)"; }
+  cds_usable || { rm -rf "$scratch"; die "the training run's archive is not usable"; }
+  rm -rf "$scratch"
+  CDS_ARCHIVE="$real"
+  result=$(grep '^RESULT scenario=send' "$logfile") || die "the training run sent no pairs (see $logfile)"
+  [[ "$result" =~ \ arrived=([0-9]+)\  ]] && [ "${BASH_REMATCH[1]}" -gt 0 ] && [[ "$result" == *" lost=0 dup=0 "* ]] \
+    || die "the training run's pairs did not all arrive: $result"
+  if grep -E '^(WARNING|Error):|\[(warning|error) *\]\[(cds|aot)\] (Unable|An error)' "$logfile"; then
+    die "$SERVER_JAVA printed warnings (above, from $logfile)"
+  fi
+  log "server JVM checked: $SERVER_JAVA ($(server_base_opts | xargs)) ran the server, ${BASH_REMATCH[1]} pairs arrived, its archive was taken, no JVM warning"
+}
+
 jars_checked() { ensure_jar; check_jars; }
 cds_checked() { ensure_jar; check_cds; }
+server_jvm_checked() { ensure_jar; check_server_jvm; }
 
 part "maven tests" mvn_plain test "$@"
 if [ "$#" -eq 0 ]; then
   part "jars" jars_checked
-  part "class-data sharing" cds_checked
+  part "start-up archive" cds_checked
+  part "server JVM" server_jvm_checked
   part "federation.sh port check" check_federation_port
   part "doc links" bash "$ROOT/scripts/check-links.sh"
   if [ "${SHINE_SKIP_WEB_TESTS:-}" != 1 ]; then
