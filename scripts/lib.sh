@@ -20,7 +20,7 @@ JAVA_OPTS="-XX:+ExitOnOutOfMemoryError ${SHINE_JAVA_OPTS:-}"
 # starts from profiles instead of gathering them under load) and compact object headers (JEP 519: 8-byte headers, a
 # smaller heap per session), and Netty keeps its direct memory access (JDK25_OPTS). Only 25 is picked by itself:
 # these options are measured there (docs/BENCHMARKS.md); a later JDK is taken when named by SHINE_SERVER_JAVA.
-JDK25_OPTS="--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -XX:+UseCompactObjectHeaders"
+JDK25_OPTS="--sun-misc-unsafe-memory-access=allow -XX:+UseCompactObjectHeaders"
 # jdk_major JAVA: the feature version of the JDK of the java command JAVA (its release file), 0 when unknown.
 jdk_major() {
   local path home version
