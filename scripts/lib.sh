@@ -281,9 +281,10 @@ server_opts_for() {
   fi
 }
 
-# Makes CDS_ARCHIVE when it is not usable (needs PostgreSQL: call after ensure_postgres and ensure_jar). Never fails:
-# without an archive the servers start as before.
+# Makes CDS_ARCHIVE when it is not usable (needs PostgreSQL: call after ensure_postgres and ensure_jar). Fails only
+# when SERVER_JAVA is no command; without an archive the servers start as before.
 ensure_cds() {
+  command -v "$SERVER_JAVA" >/dev/null || die "SHINE_SERVER_JAVA=$SERVER_JAVA is not a java command"
   [ "${SHINE_CDS:-on}" = off ] && return 0
   cds_usable && return 0
   case "$CDS_ARCHIVE" in *[[:space:]]*) log "no start-up archive: its path has a space"; return 0 ;; esac
