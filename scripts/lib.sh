@@ -344,7 +344,7 @@ JSON
     done
     if [ -f "$TOOLS_JAR" ]; then
       timeout 120 java $JAVA_OPTS -XX:TieredStopAtLevel=1 -jar "$TOOLS_JAR" bench send --server "$url" --clients 2 \
-        --window 2 --seconds 1 --warmup 0 --grace 1 --compression offer --metrics on >> "$logfile" 2>&1 || true
+        --window 2 --seconds 1 --warmup 0 --grace 10 --compression offer --metrics on >> "$logfile" 2>&1 || true
     fi
   fi
   kill -TERM "$pid" 2>/dev/null
