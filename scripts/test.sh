@@ -65,8 +65,8 @@ JAVA
 
 # The server JVM the scripts pick (lib.sh SERVER_JAVA) with the options they give it: a training run (lib.sh
 # cds_train, into a scratch archive) starts the server, sends it pairs and stops it; every pair arrived (the send waits
-# up to 10 s for the last), the archive
-# was made and taken, and the JVM printed no warning of its own (native access, sun.misc.Unsafe, a refused archive).
+# up to 10 s for the last), the archive was made and taken, and the JVM printed no warning of its own (native access,
+# sun.misc.Unsafe, a refused archive).
 check_server_jvm() {
   local real="$CDS_ARCHIVE" scratch logfile="$ROOT/target/cds-training.log" result
   scratch=$(mktemp -d)
