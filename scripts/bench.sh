@@ -35,7 +35,9 @@
 # during each run's measured window into run/bench/<scenario>-<run>-<server>.jfr (read with `jfr print` or JMC).
 # SHINE_BENCH_CONFIG adds top-level members to every server's config (e.g. '"delivery": {"maxInFlightPerDestination": 64}',
 # which config loading merges over the defaults), for experiments; the standard set runs the §11 defaults.
-# SHINE_BENCH_S1_RATE / SHINE_BENCH_S2_RATE change the open loops' rates, SHINE_BENCH_ABUSE_RATE the honest load of
+# SHINE_BENCH_S1_RATE / SHINE_BENCH_S2_RATE change the open loops' rates (an open loop above the servers' capacity
+# ends with a backlog: SHINE_BENCH_GRACE, 10 s by default, is how long arrivals are awaited before a pair counts as
+# lost), SHINE_BENCH_ABUSE_RATE the honest load of
 # the abuse scenarios and SHINE_BENCH_FLOOD_RATE their flood. Servers listen on 127.0.0.1:7301..7304
 # (SHINE_BENCH_PORT_BASE=7300) on databases shine_bench_s1..s4 (SHINE_BENCH_DB_PREFIX=shine_bench: two runs on one
 # machine need both apart); logs, configs, keys and each run's full output are in run/bench/.
@@ -248,7 +250,7 @@ bench_args() {
   local scenario="$1" topology name
   topology=$(topology_of "$scenario")
   local args=(bench send --scenario "$scenario" --clients 50 --window 10 --body 200 --compression offer
-    --seconds "$seconds" --warmup "$warmup" --server "$(url_of s1)")
+    --seconds "$seconds" --warmup "$warmup" --grace "${SHINE_BENCH_GRACE:-10}" --server "$(url_of s1)")
   if is_abuse "$scenario"; then
     args=(bench send --scenario "$scenario" --clients 10 --rate "${SHINE_BENCH_ABUSE_RATE:-50}" --body 200
       --seconds "$seconds" --warmup "$warmup" --server "$(url_of s1)" --recipient-server "$(url_of s3)")
