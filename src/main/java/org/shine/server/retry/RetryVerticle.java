@@ -46,13 +46,13 @@ public final class RetryVerticle extends VerticleBase {
         BusReplies.serve(vertx.eventBus(), Addresses.RETRY_PEER_NOW, worker::serverReturned));
   }
 
-  /** No new tick; the running one finishes its attempts (each bounded by the call timeout). */
+  /** No new tick or round; the running one finishes its attempts (each bounded by the call timeout). */
   @Override
   public Future<?> stop() {
     stopListening.run();
     if (timer >= 0) {
       vertx.cancelTimer(timer);
     }
-    return worker == null ? Future.succeededFuture() : worker.idle();
+    return worker == null ? Future.succeededFuture() : worker.stop();
   }
 }

@@ -24,8 +24,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Claims rows for the node's delivery engine (seed §5, PROTOCOL §7.4, §7.6). A tick claims due rows (partial index,
- * lease, row version) up to the engine's free places and hands each its next scheduled attempt; a tick that finds
- * the previous one still running skips. When a recipient server comes back, the accepted rows routed to it are
+ * lease, row version) up to the engine's free places and hands each its next scheduled attempt; a claim that filled
+ * those places is followed by another as soon as its attempts are over, up to {@value #MAX_ROUNDS_PER_TICK} rounds,
+ * so a backlog left by a burst drains at the engine's pace, not one claim per period. A tick that finds the previous
+ * one still running skips. When a recipient server comes back, the accepted rows routed to it are
  * claimed whether due or not and get an extra attempt, in rounds until none is left that was not touched since it
  * came back. A tick that fails (the database is down) backs the timer off: the next tick waits twice the period,
  * then four times, up to {@value #MAX_BACKOFF_PERIODS} periods, with one line when it starts and one when a tick
@@ -34,6 +36,8 @@ import org.slf4j.LoggerFactory;
 public final class RetryWorker {
   private static final Logger LOG = LoggerFactory.getLogger(RetryWorker.class);
   static final int MAX_BACKOFF_PERIODS = 8;
+  /** Claims of one tick at most: a tick ends, and the next period's tick goes on, after this many full rounds. */
+  static final int MAX_ROUNDS_PER_TICK = 16;
   private final AppConfig config;
   private final DeliveryRepository deliveries;
   private final EngineClient engine;
@@ -42,6 +46,7 @@ public final class RetryWorker {
   private final Backoff pacing;
   private final Set<String> returning = new HashSet<>();
   private Future<Integer> current = Future.succeededFuture(0);
+  private boolean stopped;
 
   public RetryWorker(AppConfig config, DeliveryRepository deliveries, EngineClient engine, Clock clock,
       StorageHealth health) {
@@ -56,16 +61,13 @@ public final class RetryWorker {
 
   /** Runs one tick; completes with the number of rows it claimed (0 when skipped or backing off). */
   public Future<Integer> tick() {
-    if (!current.isComplete() || !pacing.due(System.nanoTime())) {
+    if (stopped || !current.isComplete() || !pacing.due(System.nanoTime())) {
       return Future.succeededFuture(0);
     }
-    int room = room();
-    if (room <= 0) {
+    if (room() <= 0) {
       return Future.succeededFuture(0);
     }
-    long now = clock.millis();
-    current = deliveries.claimDue(now, config.delivery().leaseMs(), room)
-        .compose(claimed -> runAll(claimed, RetryWorker::scheduled, now))
+    current = claimDueRounds(1, 0)
         .onComplete(ar -> {
           if (ar.failed()) {
             tickFailed(ar.cause());
@@ -79,6 +81,29 @@ public final class RetryWorker {
           }
         });
     return current;
+  }
+
+  /**
+   * One claim of due rows up to the engine's free places, their attempts, and another round while a claim filled
+   * its places (more may be due) and the tick has rounds left; completes with the rows claimed in all rounds.
+   */
+  private Future<Integer> claimDueRounds(int round, int claimedSoFar) {
+    int room = room();
+    if (room <= 0 || stopped) {
+      return Future.succeededFuture(claimedSoFar);
+    }
+    long now = clock.millis();
+    return deliveries.claimDue(now, config.delivery().leaseMs(), room)
+        .compose(claimed -> runAll(claimed, RetryWorker::scheduled, now))
+        .compose(n -> n < room || round >= MAX_ROUNDS_PER_TICK
+            ? Future.succeededFuture(claimedSoFar + n)
+            : claimDueRounds(round + 1, claimedSoFar + n));
+  }
+
+  /** No new tick or round; completes when the running tick's attempts are over. */
+  public Future<Void> stop() {
+    stopped = true;
+    return idle();
   }
 
   /** The database is back: the next tick runs now instead of after the backoff. */

@@ -9,6 +9,7 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.bus.Addresses;
 import org.shine.server.client.ShineClient.SignedPair;
+import org.shine.server.config.ConfigLoader;
 import org.shine.server.db.StorageHealth;
 import org.shine.server.delivery.AttemptRequest;
 import org.shine.server.delivery.DeliveryTestbed;
@@ -40,6 +42,7 @@ class RetryWorkerTest {
   private DeliveryTestbed bed;
   private KeyFile alice;
   private RetryWorker worker;
+  private StorageHealth health;
   private Context context;
 
   @BeforeEach
@@ -48,7 +51,7 @@ class RetryWorkerTest {
     alice = bed.user("alice", "s1");
     bed.user("bob", "s3");
     vertx.eventBus().<AttemptRequest>localConsumer(Addresses.DELIVERY_ATTEMPT, handedOver::add).completion().await();
-    StorageHealth health = StorageHealth.open(vertx, bed.database().config());
+    health = StorageHealth.open(vertx, bed.database().config());
     opened.onClose(() -> health.close().await());
     worker = new RetryWorker(bed.config(), bed.services().deliveries(), bed.services().engine(), bed.clock(),
         health);
@@ -133,5 +136,54 @@ class RetryWorkerTest {
     assertThat(handedOverKeys()).containsExactly(dueMeanwhile.outgoing().baseKey());
     answerAll();
     assertThat(next.await()).isEqualTo(1);
+  }
+
+  /** A worker over the same rows and engine whose claims take at most {@code maxInFlight} rows. */
+  private RetryWorker narrowWorker(int maxInFlight) {
+    return new RetryWorker(ConfigLoader.parse("{\"serverLogin\":\"s1\",\"publicUrl\":\"ws://127.0.0.1:7101/ws\","
+        + "\"delivery\":{\"maxInFlight\":" + maxInFlight + "}}", Map.of()), bed.services().deliveries(),
+        bed.services().engine(), bed.clock(), health);
+  }
+
+  @Test
+  @DisplayName("a claim that filled its places is followed by another once its attempts are over: one tick drains"
+      + " a backlog of five in rounds of two, two and one")
+  void fullClaimClaimsAgain() {
+    RetryWorker narrow = narrowWorker(2);
+    for (int i = 0; i < 5; i++) {
+      stored(-1);
+    }
+
+    Future<Integer> tick = onLoop(narrow::tick);
+
+    for (int expected : new int[] {2, 2, 1}) {
+      Eventually.until("a round of " + expected + " handed over", WAIT_MS, () -> handedOver.size() == expected);
+      assertThat(tick.isComplete()).as("the tick waits for its round's attempts").isFalse();
+      assertThat(handedOver).as("a round claims no more than its places").hasSize(expected);
+      answerAll();
+    }
+    assertThat(tick.await()).isEqualTo(5);
+    assertThat(handedOver).as("a claim of fewer rows than its places ends the tick").isEmpty();
+  }
+
+  @Test
+  @DisplayName("stop lets the running round finish and starts no other: the rest waits for a later tick")
+  void stopEndsTheRounds() {
+    RetryWorker narrow = narrowWorker(2);
+    for (int i = 0; i < 5; i++) {
+      stored(-1);
+    }
+    Future<Integer> tick = onLoop(narrow::tick);
+    Eventually.until("the first round handed over", WAIT_MS, () -> handedOver.size() == 2);
+
+    Future<Void> stopped = onLoop(narrow::stop);
+    assertThat(stopped.isComplete()).as("stop waits for the round's attempts").isFalse();
+    answerAll();
+
+    stopped.await();
+    assertThat(tick.await()).isEqualTo(2);
+    assertThat(handedOver).isEmpty();
+    assertThat(onLoop(narrow::tick).await()).as("a stopped worker ticks no more").isZero();
+    assertThat(handedOver).isEmpty();
   }
 }
