@@ -72,8 +72,7 @@ public final class DeliveryTestbed {
     this.db = opened.keep(TestDatabase.create(vertx));
     Database.prepare(vertx, db.config()).await();
     this.pool = opened.pool(db);
-    this.config = ConfigLoader.parse("{\"serverLogin\":\"" + SELF + "\",\"publicUrl\":\"ws://127.0.0.1:7101/ws\","
-        + "\"delivery\":" + delivery + "}", Map.of());
+    this.config = config(delivery);
     this.slots = new AttemptSlots(config.delivery().maxInFlight() + config.delivery().queueCapacity());
     HubSubscribers subscribers = new HubSubscribers(100);
     subscribers.load(List.of());
@@ -82,6 +81,12 @@ public final class DeliveryTestbed {
         new EngineClient(vertx.eventBus(), slots, config.delivery()), subscribers, new DmRepository(pool, SELF),
         new DeliveryRepository(pool), new SignalRepository(pool, SELF), new SyncRepository(pool, SELF));
     BusReplies.<PeerRequest, PeerResponse>serve(vertx.eventBus(), Addresses.PEER_REQUEST, peers::answer).await();
+  }
+
+  /** This node's config with {@code delivery} (JSON) over the defaults' delivery section. */
+  public static AppConfig config(String delivery) {
+    return ConfigLoader.parse("{\"serverLogin\":\"" + SELF + "\",\"publicUrl\":\"ws://127.0.0.1:7101/ws\","
+        + "\"delivery\":" + delivery + "}", Map.of());
   }
 
   public TestDatabase database() {

@@ -9,7 +9,6 @@ import io.vertx.core.eventbus.Message;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -20,7 +19,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.shine.server.bus.Addresses;
 import org.shine.server.client.ShineClient.SignedPair;
-import org.shine.server.config.ConfigLoader;
 import org.shine.server.db.StorageHealth;
 import org.shine.server.delivery.AttemptRequest;
 import org.shine.server.delivery.DeliveryTestbed;
@@ -140,9 +138,8 @@ class RetryWorkerTest {
 
   /** A worker over the same rows and engine whose claims take at most {@code maxInFlight} rows. */
   private RetryWorker narrowWorker(int maxInFlight) {
-    return new RetryWorker(ConfigLoader.parse("{\"serverLogin\":\"s1\",\"publicUrl\":\"ws://127.0.0.1:7101/ws\","
-        + "\"delivery\":{\"maxInFlight\":" + maxInFlight + "}}", Map.of()), bed.services().deliveries(),
-        bed.services().engine(), bed.clock(), health);
+    return new RetryWorker(DeliveryTestbed.config("{\"maxInFlight\":" + maxInFlight + "}"),
+        bed.services().deliveries(), bed.services().engine(), bed.clock(), health);
   }
 
   @Test
