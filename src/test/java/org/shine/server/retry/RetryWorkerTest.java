@@ -183,4 +183,29 @@ class RetryWorkerTest {
     assertThat(onLoop(narrow::tick).await()).as("a stopped worker ticks no more").isZero();
     assertThat(handedOver).isEmpty();
   }
+
+  @Test
+  @DisplayName("a tick ends after MAX_ROUNDS_PER_TICK full rounds; what is still due waits for the next tick")
+  void roundsPerTickAreBounded() {
+    RetryWorker narrow = narrowWorker(1);
+    int rows = RetryWorker.MAX_ROUNDS_PER_TICK + 2;
+    for (int i = 0; i < rows; i++) {
+      stored(-1);
+    }
+
+    Future<Integer> tick = onLoop(narrow::tick);
+    for (int round = 1; round <= RetryWorker.MAX_ROUNDS_PER_TICK; round++) {
+      Eventually.until("round " + round + " handed over", WAIT_MS, () -> handedOver.size() == 1);
+      answerAll();
+    }
+    assertThat(tick.await()).isEqualTo(RetryWorker.MAX_ROUNDS_PER_TICK);
+    assertThat(handedOver).as("no round after the last one the tick may run").isEmpty();
+
+    Future<Integer> next = onLoop(narrow::tick);
+    for (int round = 1; round <= 2; round++) {
+      Eventually.until("the next tick's round handed over", WAIT_MS, () -> handedOver.size() == 1);
+      answerAll();
+    }
+    assertThat(next.await()).as("the rows left over, then a claim of none").isEqualTo(2);
+  }
 }
